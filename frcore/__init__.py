@@ -1,0 +1,89 @@
+"""frcore: Fortunate Recall's lifecycle layer — ontology, score kernels, FR-Bank and benchmark.
+
+The core is stateless JAX functions over arrays (``score`` for one candidate, vmapped and
+jit-compiled as ``score_candidates`` / ``score_queries`` / ``score_sweep``); parameters are an
+immutable pytree (:class:`LifecycleParams`); inputs are validated at the boundary by
+:func:`make_candidates` and :func:`make_query`.
+"""
+
+from ._ontology import (
+    ANTICIPATION as ANTICIPATION,
+    CATEGORY_NAMES as CATEGORY_NAMES,
+    COGNITIVE_RATES_PER_HOUR as COGNITIVE_RATES_PER_HOUR,
+    HOURS_PER_MESSAGE as HOURS_PER_MESSAGE,
+    N_CATEGORIES as N_CATEGORIES,
+    ONTOLOGY as ONTOLOGY,
+    SUPERSESSION_CONFIDENCE_THRESHOLD as SUPERSESSION_CONFIDENCE_THRESHOLD,
+    Category as Category,
+    CategoryRow as CategoryRow,
+    CognitiveType as CognitiveType,
+    as_arrays as as_arrays,
+    category_index as category_index,
+)
+from ._params import (
+    LifecycleParams as LifecycleParams,
+    default_params as default_params,
+    params_to_numpy as params_to_numpy,
+    replace as replace_params,
+    scale_rates as scale_rates,
+    stack_params as stack_params,
+    validate_params as validate_params,
+)
+from ._scoring import (
+    Candidates as Candidates,
+    Query as Query,
+    ScoreTerms as ScoreTerms,
+    activation as activation,
+    anticipatory_activation as anticipatory_activation,
+    blend as blend,
+    compatibility_mask as compatibility_mask,
+    effective_age as effective_age,
+    effective_rate as effective_rate,
+    primary_category as primary_category,
+    routing_term as routing_term,
+    score as score,
+    score_candidates as score_candidates,
+    score_queries as score_queries,
+    score_sweep as score_sweep,
+    supersession_term as supersession_term,
+    top_k as top_k,
+)
+from ._types import (
+    ABLATIONS as ABLATIONS,
+    COMPATIBLE as COMPATIBLE,
+    INTENT_NAMES as INTENT_NAMES,
+    STATE_NAMES as STATE_NAMES,
+    Intent as Intent,
+    ScoreConfig as ScoreConfig,
+    State as State,
+    intent_index as intent_index,
+    state_index as state_index,
+)
+from ._validate import (
+    bucket_size as bucket_size,
+    category_weights_matrix as category_weights_matrix,
+    make_candidates as make_candidates,
+    make_query as make_query,
+    stack_candidates as stack_candidates,
+    stack_queries as stack_queries,
+)
+
+#: The public kernels; each must have a twin in :mod:`frcore.reference` (tested).
+KERNELS = (
+    "primary_category",
+    "effective_rate",
+    "effective_age",
+    "anticipatory_activation",
+    "activation",
+    "blend",
+    "compatibility_mask",
+    "routing_term",
+    "supersession_term",
+    "score",
+    "score_candidates",
+    "score_queries",
+    "score_sweep",
+    "top_k",
+)
+
+__all__ = [name for name in dir() if not name.startswith("_")]

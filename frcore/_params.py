@@ -1,0 +1,134 @@
+"""Score parameters as an immutable pytree (a NamedTuple of numeric leaves).
+
+Closure-captured floats would be compile-time constants; keeping every number a leaf lets a
+sweep be one ``vmap`` over stacked parameters (:func:`stack_params`) instead of a recompile per
+value. Defaults come from the ontology table only (one source of truth).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple, Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ._ontology import (
+    ANTICIPATION,
+    GLOBAL_ALPHA_DEFAULT,
+    HOURS_PER_MESSAGE,
+    N_CATEGORIES,
+    UNIFORM_RATE_PER_HOUR,
+    as_arrays,
+)
+
+#: Our choice (the paper gives no number): routing term = log(1 + ROUTING_BOOST · Σ_c w_c r_c).
+ROUTING_BOOST = 0.5
+#: Our choice: floor of the confidence used as the soft-supersession weight (keeps log finite).
+MIN_SUPERSESSION_WEIGHT = 1e-3
+#: Our choice: blend values are clipped below at this before the log.
+MIN_BLEND = 1e-12
+
+
+class LifecycleParams(NamedTuple):
+    """All numeric parameters of the lifecycle score (leaves are arrays; stackable)."""
+
+    rates: jax.Array  # (C,) λ_c per hour
+    alpha: jax.Array  # (C,) α_c
+    floors: jax.Array  # (C,) F_c
+    clocks: jax.Array  # (C, 3) clock sensitivities (absolute, inter-session, conversational)
+    cognitive_rates: jax.Array  # (C,) rate of each category's cognitive type
+    uniform_rate: jax.Array  # () uniform-decay ablation rate
+    global_alpha: jax.Array  # () global-α ablation value
+    hours_per_message: jax.Array  # ()
+    antic_window: jax.Array  # () hours before the event where the ramp starts
+    antic_start: jax.Array  # ()
+    antic_peak: jax.Array  # ()
+    antic_post_decay: jax.Array  # () per hour after the event
+    staleness_floor: jax.Array  # ()
+    floor_sim_threshold: jax.Array  # () σ at or above which the semantic floor applies
+    numeric_sim_threshold: jax.Array  # () σ at or above which numeric rescue applies
+    numeric_rescue: jax.Array  # () numeric rescue factor (0.95)
+    routing_boost: jax.Array  # ()
+
+
+def default_params(dtype=jnp.float32) -> LifecycleParams:
+    """The released parameters (SPEC §2–3) as a pytree of ``dtype`` arrays."""
+    o = as_arrays()
+    f = lambda x: jnp.asarray(x, dtype=dtype)  # noqa: E731
+    return LifecycleParams(
+        rates=f(o.rates),
+        alpha=f(o.alpha),
+        floors=f(o.floors),
+        clocks=f(o.clocks),
+        cognitive_rates=f(o.cognitive_rates),
+        uniform_rate=f(UNIFORM_RATE_PER_HOUR),
+        global_alpha=f(GLOBAL_ALPHA_DEFAULT),
+        hours_per_message=f(HOURS_PER_MESSAGE),
+        antic_window=f(ANTICIPATION.window_hours),
+        antic_start=f(ANTICIPATION.start),
+        antic_peak=f(ANTICIPATION.peak),
+        antic_post_decay=f(ANTICIPATION.post_decay_per_hour),
+        staleness_floor=f(ANTICIPATION.staleness_floor),
+        floor_sim_threshold=f(0.95),
+        numeric_sim_threshold=f(0.85),
+        numeric_rescue=f(0.95),
+        routing_boost=f(ROUTING_BOOST),
+    )
+
+
+def params_to_numpy(params: LifecycleParams) -> LifecycleParams:
+    """The same pytree with float64 NumPy leaves (for the reference twin and for files)."""
+    return LifecycleParams(*(np.asarray(x, dtype=np.float64) for x in params))
+
+
+def validate_params(params: LifecycleParams) -> LifecycleParams:
+    """Check shapes and ranges at the boundary; ``ValueError`` naming the field and index."""
+    p = params_to_numpy(params)
+    C = N_CATEGORIES
+    shapes = {"rates": (C,), "alpha": (C,), "floors": (C,), "clocks": (C, 3), "cognitive_rates": (C,)}
+    for name in LifecycleParams._fields:
+        value = getattr(p, name)
+        want = shapes.get(name, ())
+        if value.shape != want:
+            raise ValueError(f"params.{name}: expected shape {want}, got {value.shape}")
+        bad = np.flatnonzero(~np.isfinite(value.ravel()))
+        if bad.size:
+            raise ValueError(f"params.{name}: non-finite value at index {int(bad[0])}")
+    for name in ("rates", "cognitive_rates", "uniform_rate", "antic_window"):
+        bad = np.flatnonzero(np.atleast_1d(getattr(p, name)) <= 0)
+        if bad.size:
+            raise ValueError(f"params.{name}: must be > 0 (index {int(bad[0])})")
+    for name in ("alpha", "floors", "global_alpha"):
+        v = np.atleast_1d(getattr(p, name))
+        bad = np.flatnonzero((v < 0) | (v > 1))
+        if bad.size:
+            raise ValueError(f"params.{name}: must lie in [0, 1] (index {int(bad[0])}: {v[bad[0]]})")
+    rows = np.flatnonzero(np.abs(p.clocks.sum(axis=1) - 1.0) > 1e-6)
+    if rows.size:
+        raise ValueError(f"params.clocks: row {int(rows[0])} does not sum to 1")
+    if np.any(p.clocks < 0):
+        raise ValueError("params.clocks: negative sensitivity")
+    return params
+
+
+def replace(params: LifecycleParams, **changes) -> LifecycleParams:
+    """A copy with some leaves replaced (validated)."""
+    dtype = params.rates.dtype
+    new = params._replace(**{k: jnp.asarray(v, dtype=dtype) for k, v in changes.items()})
+    return validate_params(new)
+
+
+def stack_params(params: Sequence[LifecycleParams]) -> LifecycleParams:
+    """Stack parameter sets along a new leading axis, for one vmapped sweep call."""
+    if not params:
+        raise ValueError("stack_params: empty sequence")
+    for p in params:
+        validate_params(p)
+    return jax.tree_util.tree_map(lambda *xs: jnp.stack(xs), *params)
+
+
+def scale_rates(params: LifecycleParams, multipliers) -> LifecycleParams:
+    """Multiply each category's rate λ_c by ``multipliers[c]`` (the multiplier sweep)."""
+    m = jnp.asarray(multipliers, dtype=params.rates.dtype)
+    return replace(params, rates=params.rates * m)

@@ -1,0 +1,263 @@
+"""The closed-form lifecycle log-score (SPEC §3) as stateless JAX kernels.
+
+Every kernel is written for **one candidate edge** and vmapped over candidates; the vmapped
+forms are jit-compiled, with the :class:`~frcore.ScoreConfig` switches static and every number
+a leaf of :class:`~frcore.LifecycleParams`, so a parameter sweep is one call over stacked
+parameters. Inputs reach these functions only through :func:`frcore.make_candidates` /
+:func:`frcore.make_query`, which validate at the boundary; nothing here checks values.
+
+.. math::
+
+   s = \\log b + \\log(1 + \\beta\\, w\\cdot r) + \\log \\omega + m, \\qquad
+   b = \\max\\big((1-\\alpha_c)\\sigma + \\alpha_c a,\\ [F_c\\sigma]_{\\sigma\\ge0.95},\\
+        [0.95\\sigma]_{\\text{numeric},\\sigma\\ge0.85}\\big)
+
+with a = exp(-λ_eff · age_eff) (or the anticipatory kernel), λ_eff the harmonic mean of the
+category rates under the soft weights (Lemma 1), ω the soft-supersession weight of contested
+edges and m ∈ {0, -∞} the state x intent compatibility mask.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from ._params import MIN_BLEND, MIN_SUPERSESSION_WEIGHT, LifecycleParams
+from ._types import COMPATIBLE, Intent, ScoreConfig, State
+
+_DEFAULT = ScoreConfig()
+
+
+class Candidates(NamedTuple):
+    """Per-edge inputs (leading axis k after validation; one row per candidate edge).
+
+    ages are (absolute hours, inter-session hours, conversational messages) since the edge
+    was said; ``hours_to_event`` = event time − query time in hours (> 0: ahead), meaningful
+    only where ``has_event``; ``valid`` is False for shape-bucket padding.
+    """
+
+    sim: jax.Array  # (k,) σ in [0, 1]
+    weights: jax.Array  # (k, C) soft category weights, rows sum to 1
+    ages: jax.Array  # (k, 3)
+    has_event: jax.Array  # (k,) bool
+    hours_to_event: jax.Array  # (k,)
+    state: jax.Array  # (k,) int32 lifecycle state
+    confidence: jax.Array  # (k,) in [0, 1]
+    numeric: jax.Array  # (k,) bool
+    valid: jax.Array  # (k,) bool
+
+
+class Query(NamedTuple):
+    """Per-query inputs: intent index and category routing weights r (C,)."""
+
+    intent: jax.Array  # () int32
+    routing: jax.Array  # (C,) in [0, 1]
+
+
+class ScoreTerms(NamedTuple):
+    """Every named term of the score for one candidate (or arrays of them)."""
+
+    rate: jax.Array  # λ_eff
+    age: jax.Array  # effective age in hours
+    activation: jax.Array  # a
+    blend: jax.Array  # b (after floor and numeric rescue)
+    log_blend: jax.Array  # log b
+    routing: jax.Array  # log(1 + β w·r)
+    supersession: jax.Array  # log ω
+    mask: jax.Array  # 0 or -inf
+    total: jax.Array  # s
+
+
+# --------------------------------------------------------------------------- one candidate
+
+
+def primary_category(weights: jax.Array) -> jax.Array:
+    """Primary category = argmax_c w_c (first on ties)."""
+    return jnp.argmax(weights)
+
+
+def effective_rate(params: LifecycleParams, weights: jax.Array, config: ScoreConfig = _DEFAULT) -> jax.Array:
+    """Effective decay rate λ_eff of one edge.
+
+    .. math:: \\lambda_{\\text{eff}}(w) = \\frac{\\sum_c w_c}{\\sum_c w_c / \\lambda_c}
+
+    (harmonic mean, Lemma 1). Ablations: ``arithmetic`` Σ w_c λ_c / Σ w_c, ``primary``
+    λ_{argmax w}, ``uniform`` one rate, ``cognitive`` harmonic mean of the cognitive-type rates.
+    """
+    mode = config.decay
+    if mode == "uniform":
+        return params.uniform_rate
+    rates = params.cognitive_rates if mode == "cognitive" else params.rates
+    if mode == "primary":
+        return rates[primary_category(weights)]
+    if mode == "arithmetic":
+        return jnp.sum(weights * rates) / jnp.sum(weights)
+    return jnp.sum(weights) / jnp.sum(weights / rates)
+
+
+def effective_age(params: LifecycleParams, weights: jax.Array, ages: jax.Array) -> jax.Array:
+    """Multi-clock effective age: Σ_i s_i · age_i with the primary category's sensitivities;
+    the conversational clock counts ``hours_per_message`` hours per message."""
+    s = params.clocks[primary_category(weights)]
+    hours = ages * jnp.stack([jnp.ones_like(params.hours_per_message), jnp.ones_like(params.hours_per_message), params.hours_per_message])
+    return jnp.sum(s * hours)
+
+
+def anticipatory_activation(params: LifecycleParams, hours_to_event: jax.Array) -> jax.Array:
+    """Anticipatory event kernel (SPEC §2).
+
+    For h = hours until the event: if 0 ≤ h ≤ W, a = start + (peak − start)(1 − h/W); if h < 0,
+    a = peak · exp(−d · |h|), set to 0 below the staleness floor; if h > W it is not defined
+    here (the caller uses ordinary decay).
+    """
+    h = hours_to_event
+    ramp = params.antic_start + (params.antic_peak - params.antic_start) * (1.0 - h / params.antic_window)
+    post = params.antic_peak * jnp.exp(-params.antic_post_decay * jnp.maximum(-h, 0.0))
+    post = jnp.where(post < params.staleness_floor, jnp.zeros_like(post), post)
+    return jnp.where(h >= 0, ramp, post)
+
+
+def activation(
+    params: LifecycleParams,
+    weights: jax.Array,
+    ages: jax.Array,
+    has_event: jax.Array,
+    hours_to_event: jax.Array,
+    config: ScoreConfig = _DEFAULT,
+) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """Activation a of one edge and the (λ_eff, age_eff) behind it.
+
+    a = exp(−λ_eff · age_eff), replaced by :func:`anticipatory_activation` when the edge has an
+    event time within the anticipation window or past it (unless ``config.anticipation`` is off).
+    """
+    rate = effective_rate(params, weights, config)
+    age = effective_age(params, weights, ages)
+    a = jnp.exp(-rate * age)
+    if config.anticipation:
+        in_kernel = has_event & (hours_to_event <= params.antic_window)
+        a = jnp.where(in_kernel, anticipatory_activation(params, hours_to_event), a)
+    return a, rate, age
+
+
+def blend(
+    params: LifecycleParams,
+    sim: jax.Array,
+    weights: jax.Array,
+    act: jax.Array,
+    numeric: jax.Array,
+    config: ScoreConfig = _DEFAULT,
+) -> jax.Array:
+    """Blend with semantic floor and numeric rescue (primary category's α_c and F_c).
+
+    b = (1 − α_c) σ + α_c a; if σ ≥ 0.95, b = max(b, F_c σ); if numeric and σ ≥ 0.85,
+    b = max(b, 0.95 σ).
+    """
+    c = primary_category(weights)
+    alpha = params.global_alpha if config.global_alpha else params.alpha[c]
+    b = (1.0 - alpha) * sim + alpha * act
+    if config.floors:
+        b = jnp.where(sim >= params.floor_sim_threshold, jnp.maximum(b, params.floors[c] * sim), b)
+    if config.numeric_rescue:
+        rescue = numeric & (sim >= params.numeric_sim_threshold)
+        b = jnp.where(rescue, jnp.maximum(b, params.numeric_rescue * sim), b)
+    return b
+
+
+def compatibility_mask(
+    state: jax.Array,
+    intent: jax.Array,
+    has_event: jax.Array,
+    hours_to_event: jax.Array,
+    numeric: jax.Array,
+    config: ScoreConfig = _DEFAULT,
+) -> jax.Array:
+    """Query-conditioned compatibility mask m ∈ {0, −∞} from (state, intent).
+
+    Table :data:`frcore.COMPATIBLE`; ``upcoming`` further requires an event ahead (h ≥ 0).
+    Numeric edges are exempt from the supersession and expiry filters (treated as active).
+    Retracted edges are admitted by no intent. With ``config.lifecycle`` off everything is 0.
+    """
+    if not config.lifecycle:
+        return jnp.zeros((), dtype=hours_to_event.dtype)
+    st = state
+    if config.numeric_exemption:
+        exempt = numeric & ((state == State.SUPERSEDED) | (state == State.EXPIRED))
+        st = jnp.where(exempt, jnp.asarray(State.ACTIVE, dtype=state.dtype), state)
+    ok = jnp.asarray(COMPATIBLE)[intent, st]
+    ok = jnp.where(intent == Intent.UPCOMING, ok & has_event & (hours_to_event >= 0), ok)
+    return jnp.where(ok, jnp.zeros((), hours_to_event.dtype), jnp.full((), -jnp.inf, hours_to_event.dtype))
+
+
+def routing_term(params: LifecycleParams, weights: jax.Array, routing: jax.Array, config: ScoreConfig = _DEFAULT) -> jax.Array:
+    """Routing boost log(1 + β · Σ_c w_c r_c); 0 when routing is off."""
+    if not config.routing:
+        return jnp.zeros((), dtype=weights.dtype)
+    return jnp.log1p(params.routing_boost * jnp.sum(weights * routing))
+
+
+def supersession_term(state: jax.Array, confidence: jax.Array, config: ScoreConfig = _DEFAULT) -> jax.Array:
+    """Soft-supersession weight log ω: log max(confidence, 1e-3) for contested edges, else 0."""
+    if not (config.supersession_weight and config.lifecycle):
+        return jnp.zeros((), dtype=confidence.dtype)
+    w = jnp.log(jnp.maximum(confidence, MIN_SUPERSESSION_WEIGHT))
+    return jnp.where(state == State.CONTESTED, w, jnp.zeros_like(w))
+
+
+def score(params: LifecycleParams, query: Query, cand: Candidates, config: ScoreConfig = _DEFAULT) -> ScoreTerms:
+    """Lifecycle log-score of one candidate edge, every term named (SPEC §3).
+
+    s = log b + log(1 + β w·r) + log ω + m; padding rows (``valid`` False) get s = −∞.
+    """
+    act, rate, age = activation(params, cand.weights, cand.ages, cand.has_event, cand.hours_to_event, config)
+    b = blend(params, cand.sim, cand.weights, act, cand.numeric, config)
+    log_b = jnp.log(jnp.maximum(b, MIN_BLEND))
+    r = routing_term(params, cand.weights, query.routing, config)
+    w = supersession_term(cand.state, cand.confidence, config)
+    m = compatibility_mask(cand.state, query.intent, cand.has_event, cand.hours_to_event, cand.numeric, config)
+    m = jnp.where(cand.valid, m, -jnp.inf)
+    return ScoreTerms(rate, age, act, b, log_b, r, w, m, log_b + r + w + m)
+
+
+# --------------------------------------------------------------------------- batched forms
+
+_score_over_candidates = jax.vmap(score, in_axes=(None, None, 0, None))
+
+
+@functools.partial(jax.jit, static_argnames=("config",))
+def score_candidates(params: LifecycleParams, query: Query, cands: Candidates, config: ScoreConfig = _DEFAULT) -> ScoreTerms:
+    """:func:`score` vmapped over k candidates: every term has shape (k,)."""
+    return _score_over_candidates(params, query, cands, config)
+
+
+_score_over_queries = jax.vmap(_score_over_candidates, in_axes=(None, 0, 0, None))
+
+
+@functools.partial(jax.jit, static_argnames=("config",))
+def score_queries(params: LifecycleParams, queries: Query, cands: Candidates, config: ScoreConfig = _DEFAULT) -> ScoreTerms:
+    """Batched over B queries, each with its own k candidates: terms of shape (B, k)."""
+    return _score_over_queries(params, queries, cands, config)
+
+
+_score_over_params = jax.vmap(_score_over_queries, in_axes=(0, None, None, None))
+
+
+@functools.partial(jax.jit, static_argnames=("config",))
+def score_sweep(params: LifecycleParams, queries: Query, cands: Candidates, config: ScoreConfig = _DEFAULT) -> ScoreTerms:
+    """One call over P stacked parameter sets (:func:`frcore.stack_params`): terms (P, B, k)."""
+    return _score_over_params(params, queries, cands, config)
+
+
+@functools.partial(jax.jit, static_argnames=("k",))
+def top_k(total: jax.Array, k: int) -> tuple[jax.Array, jax.Array]:
+    """Top-k (values, indices) along the last axis; ties go to the lower index.
+
+    Masked candidates carry −∞ and come last; callers drop entries whose value is −∞.
+    """
+    n = total.shape[-1]
+    kk = min(k, n)
+    # Stable order: sort by (-score, index). lax.top_k is not documented as tie-stable.
+    order = jnp.argsort(-total, axis=-1, stable=True)[..., :kk]
+    return jnp.take_along_axis(total, order, axis=-1), order

@@ -1,0 +1,131 @@
+"""Lifecycle states, query intents, the compatibility table and the static ablation switches."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+import numpy as np
+
+
+class State(enum.IntEnum):
+    """Lifecycle state ξ of an edge as of the query time (derived, never read from labels)."""
+
+    ACTIVE = 0
+    CONTESTED = 1  # soft supersession: both values stay, weighted by confidence
+    SUPERSEDED = 2
+    EXPIRED = 3
+    RETRACTED = 4
+
+
+class Intent(enum.IntEnum):
+    """Query intent (SPEC §3)."""
+
+    CURRENT = 0
+    HISTORICAL = 1  # "used to", "before switching"
+    CHANGE_HISTORY = 2
+    UPCOMING = 3
+    RETRACTION_AWARE = 4
+    BROAD = 5
+
+
+N_STATES = len(State)
+N_INTENTS = len(Intent)
+STATE_NAMES = tuple(s.name.lower() for s in State)
+INTENT_NAMES = tuple(i.name.lower() for i in Intent)
+
+
+def _compatibility_table() -> np.ndarray:
+    """COMPATIBLE[intent, state]: which lifecycle states each intent admits (SPEC §3).
+
+    ``current``, ``broad`` and ``retraction_aware`` admit active / contested (a retraction-aware
+    query may surface the retraction statement, which is itself an active edge);
+    ``historical`` also admits superseded and expired; ``change_history`` admits all but
+    retracted; ``upcoming`` admits active / contested edges (the kernel further requires the
+    event to lie ahead). Retracted content is admitted by no intent.
+    """
+    t = np.zeros((N_INTENTS, N_STATES), dtype=bool)
+    live = [State.ACTIVE, State.CONTESTED]
+    for intent in (Intent.CURRENT, Intent.BROAD, Intent.RETRACTION_AWARE, Intent.UPCOMING):
+        t[intent, live] = True
+    t[Intent.HISTORICAL, live + [State.SUPERSEDED, State.EXPIRED]] = True
+    t[Intent.CHANGE_HISTORY, live + [State.SUPERSEDED, State.EXPIRED]] = True
+    t.setflags(write=False)
+    return t
+
+
+COMPATIBLE = _compatibility_table()
+
+DECAY_MODES = ("harmonic", "arithmetic", "primary", "uniform", "cognitive")
+
+
+@dataclass(frozen=True)
+class ScoreConfig:
+    """Structural switches of the score (static under ``jit``; the ablation modes).
+
+    Attributes:
+      decay: how soft category weights combine rates — ``harmonic`` (Lemma 1, the default),
+        ``arithmetic`` (Σ w_c λ_c), ``primary`` (primary category only), ``uniform`` (one rate for
+        all), ``cognitive`` (rates of the cognitive types, harmonic-combined).
+      global_alpha: use one α for every category instead of α_c.
+      floors: apply the semantic floor F_c.
+      numeric_rescue: apply the numeric rescue floor.
+      anticipation: use the anticipatory event kernel for edges with an event time.
+      lifecycle: apply the state x intent compatibility mask (off: everything admitted).
+      routing: add the category-routing term.
+      supersession_weight: add the soft-supersession (confidence) term for contested edges.
+      numeric_exemption: numeric edges are exempt from the supersession and expiry filters.
+    """
+
+    decay: str = "harmonic"
+    global_alpha: bool = False
+    floors: bool = True
+    numeric_rescue: bool = True
+    anticipation: bool = True
+    lifecycle: bool = True
+    routing: bool = True
+    supersession_weight: bool = True
+    numeric_exemption: bool = True
+
+    def __post_init__(self) -> None:
+        if self.decay not in DECAY_MODES:
+            raise ValueError(f"ScoreConfig.decay: unknown mode {self.decay!r}; expected one of {DECAY_MODES}")
+
+
+#: Named ablation modes of the score, as configurations of the same kernels (issue 2).
+ABLATIONS: dict[str, ScoreConfig] = {
+    "full": ScoreConfig(),
+    "arithmetic-blend": ScoreConfig(decay="arithmetic"),
+    "primary-only": ScoreConfig(decay="primary"),
+    "uniform-decay": ScoreConfig(decay="uniform"),
+    "global-alpha": ScoreConfig(global_alpha=True),
+    "no-floors": ScoreConfig(floors=False),
+    "no-anticipation": ScoreConfig(anticipation=False),
+    "cognitive": ScoreConfig(decay="cognitive"),
+    "no-routing": ScoreConfig(routing=False),
+    "lifecycle-off": ScoreConfig(lifecycle=False),
+}
+
+
+def intent_index(name: str | int) -> int:
+    """Index of an intent by name (case-insensitive) or int; ``ValueError`` naming it otherwise."""
+    if isinstance(name, (int, np.integer)) and not isinstance(name, bool):
+        if 0 <= int(name) < N_INTENTS:
+            return int(name)
+        raise ValueError(f"intent: index {name} out of range 0..{N_INTENTS - 1}")
+    key = str(name).strip().lower()
+    if key in INTENT_NAMES:
+        return INTENT_NAMES.index(key)
+    raise ValueError(f"intent: unknown intent {name!r}; expected one of {', '.join(INTENT_NAMES)}")
+
+
+def state_index(name: str | int) -> int:
+    """Index of a lifecycle state by name or int; ``ValueError`` naming it otherwise."""
+    if isinstance(name, (int, np.integer)) and not isinstance(name, bool):
+        if 0 <= int(name) < N_STATES:
+            return int(name)
+        raise ValueError(f"state: index {name} out of range 0..{N_STATES - 1}")
+    key = str(name).strip().lower()
+    if key in STATE_NAMES:
+        return STATE_NAMES.index(key)
+    raise ValueError(f"state: unknown state {name!r}; expected one of {', '.join(STATE_NAMES)}")
