@@ -1,0 +1,253 @@
+"""The :class:`Bank` facade: a persistent store + embedder + BM25 + query understanding + the
+eight-stage pipeline, behind add / retract / erase / query / explain / export."""
+
+from __future__ import annotations
+
+import datetime as _dt
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from .._params import LifecycleParams, default_params, validate_params
+from .._types import STATE_NAMES
+from ._embed import get_embedder
+from ._lexical import LexicalIndex
+from ._pipeline import PipelineConfig, Retrieval, clock_ages, retrieve
+from ._query import Router, check_intent, infer_intent, routing_from_categories
+
+EPOCH = _dt.datetime(1970, 1, 1)
+
+
+def to_hours(t: _dt.datetime) -> float:
+    """Hours since the Unix epoch (naive UTC)."""
+    if t.tzinfo is not None:
+        t = t.astimezone(_dt.timezone.utc).replace(tzinfo=None)
+    return (t - EPOCH).total_seconds() / 3600.0
+
+
+def parse_time(value: str | _dt.datetime | _dt.date | None, field_name: str = "at") -> _dt.datetime | None:
+    """``YYYY-MM-DD`` or ISO datetime → naive UTC datetime; ``ValueError`` naming the field."""
+    if value is None:
+        return None
+    if isinstance(value, _dt.datetime):
+        t = value
+    elif isinstance(value, _dt.date):
+        t = _dt.datetime(value.year, value.month, value.day)
+    else:
+        try:
+            t = _dt.datetime.fromisoformat(str(value).strip().replace("Z", "+00:00"))
+        except ValueError:
+            raise ValueError(f"{field_name}: cannot parse date {value!r} (expected YYYY-MM-DD or ISO datetime)") from None
+    if t.tzinfo is not None:
+        t = t.astimezone(_dt.timezone.utc).replace(tzinfo=None)
+    return t
+
+
+@dataclass(frozen=True)
+class QueryResult:
+    """Ranked results with every named score term, the stage(s) that found each, and the
+    query understanding behind them (intent, the rule that fired, routing weights)."""
+
+    query: str
+    at: _dt.datetime
+    intent: str
+    intent_rule: str
+    categories: dict[str, float]
+    results: tuple[dict[str, Any], ...]
+    n_candidates: int = 0
+    n_distilled: int = 0
+
+    @property
+    def ids(self) -> list[str]:
+        return [r["id"] for r in self.results]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "query": self.query,
+            "at": self.at.isoformat(),
+            "intent": self.intent,
+            "intent_rule": self.intent_rule,
+            "categories": self.categories,
+            "n_candidates": self.n_candidates,
+            "n_distilled": self.n_distilled,
+            "results": list(self.results),
+        }
+
+
+@dataclass
+class _View:
+    """Per-snapshot arrays derived once and reused by every query against that snapshot."""
+
+    snapshot: Any
+    vectors: np.ndarray
+    lexical: LexicalIndex
+    ages: np.ndarray
+    eligible: np.ndarray
+
+
+class Bank:
+    """FR-Bank: a persistent, append-only, bi-temporal lifecycle-aware memory store.
+
+    >>> bank = Bank.open(":memory:")                                # doctest: +SKIP
+    >>> bank.add([{"id": "f1", "text": "Lives in Porto", "categories": {"IDENTITY_SELF_CONCEPT": 1},
+    ...            "said_at": "2025-01-02", "slot": "city"}])        # doctest: +SKIP
+    >>> bank.query("Where does the user live?", at="2025-02-01").ids  # doctest: +SKIP
+    ['f1']
+    """
+
+    def __init__(self, store, embedder, params: LifecycleParams | None = None, router: Router | None = None):
+        self.store = store
+        self.embedder = embedder
+        self.params = validate_params(params) if params is not None else default_params()
+        self.router = router if router is not None else Router(embedder)
+        self._views: dict[tuple, _View] = {}
+
+    # ------------------------------------------------------------------ lifecycle
+    @classmethod
+    def open(cls, path: str, embedder: str | Any = "hash", params: LifecycleParams | None = None) -> "Bank":
+        """Open (or create) the bank at ``path`` with an embedder name (``hash``, ``minilm``) or object."""
+        from ._store import Store
+
+        emb = get_embedder(embedder) if isinstance(embedder, str) else embedder
+        return cls(Store.open(path), emb, params)
+
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> "Bank":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ writes
+    def add(self, facts: Iterable[Mapping[str, Any]], recorded_at: _dt.datetime | None = None) -> list[str]:
+        """Validate and store facts (all or nothing), then embed and cache their vectors."""
+        ids = self.store.add_facts(list(facts), recorded_at=recorded_at)
+        self._embed_missing(ids)
+        self._views.clear()
+        return ids
+
+    def retract(self, edge_id: str, at=None, reason: str | None = None) -> None:
+        """Record a retraction (the edge is masked from then on, and kept for audit)."""
+        self.store.retract(edge_id, at=parse_time(at), reason=reason)
+        self._views.clear()
+
+    def erase(self, edge_id: str, reason: str | None = None) -> dict:
+        """Physically remove an edge's text and embedding; an audit record remains."""
+        out = self.store.erase(edge_id, reason=reason)
+        self._views.clear()
+        return out
+
+    def export(self) -> dict:
+        return self.store.export()
+
+    def _embed_missing(self, ids: Sequence[str]) -> None:
+        if not ids:
+            return
+        _, missing = self.store.get_embeddings(self.embedder.name, ids)
+        if missing:
+            texts = {e.id: e.text for e in self.store.edges() if e.id in set(missing)}
+            order = [i for i in missing if i in texts]
+            for start in range(0, len(order), 256):
+                chunk = order[start : start + 256]
+                vecs = np.asarray(self.embedder.embed([texts[i] for i in chunk]), dtype=np.float32)
+                self.store.put_embeddings(self.embedder.name, chunk, vecs)
+
+    # ------------------------------------------------------------------ reads
+    def _view(self, at: _dt.datetime, known_at: _dt.datetime | None, include_quarantined: bool) -> _View:
+        key = (at, known_at, include_quarantined, getattr(self.store, "version", None))
+        view = self._views.get(key)
+        if view is not None:
+            return view
+        snap = self.store.snapshot(at, known_at=known_at, include_quarantined=include_quarantined)
+        ids = list(snap.ids)
+        vecs, missing = self.store.get_embeddings(self.embedder.name, ids)
+        if missing:
+            self._embed_missing(missing)
+            vecs, missing = self.store.get_embeddings(self.embedder.name, ids)
+        vecs = np.asarray(vecs, dtype=np.float32).reshape(len(ids), -1)
+        eligible = np.ones(len(ids), dtype=bool)
+        if missing:  # erased edges keep no vector: they can never surface
+            miss = set(missing)
+            eligible &= np.array([i not in miss for i in ids], dtype=bool)
+        if len(self._views) > 8:
+            self._views.clear()
+        view = _View(snap, vecs, LexicalIndex(list(snap.texts)), clock_ages(snap.said_at_h, to_hours(at)), eligible)
+        self._views[key] = view
+        return view
+
+    def query(
+        self,
+        text: str,
+        at=None,
+        k: int = 10,
+        intent: str | None = None,
+        categories: Sequence[str] | Mapping[str, float] | None = None,
+        known_at=None,
+        config: PipelineConfig | None = None,
+        params: LifecycleParams | None = None,
+        include_quarantined: bool = False,
+        query_vec: np.ndarray | None = None,
+    ) -> QueryResult:
+        """Retrieve the top-k edges for ``text`` as of ``at`` (valid time; default now) and
+        ``known_at`` (transaction-time cut; default everything recorded).
+
+        ``intent`` and ``categories`` override query understanding. Every result carries its
+        named score terms, the stages that found it and its lifecycle state as of ``at``.
+        """
+        if not isinstance(text, str) or not text.strip():
+            raise ValueError("text: the query text is empty")
+        if int(k) < 1:
+            raise ValueError(f"k: must be ≥ 1, got {k}")
+        at_t = parse_time(at, "at") or _dt.datetime.utcnow().replace(microsecond=0)
+        known_t = parse_time(known_at, "known_at")
+        cfg = config or PipelineConfig()
+        if cfg.k != k:
+            from dataclasses import replace as _replace
+
+            cfg = _replace(cfg, k=int(k))
+        view = self._view(at_t, known_t, include_quarantined)
+        snap = view.snapshot
+        qv = np.asarray(query_vec if query_vec is not None else self.embedder.embed([text])[0], dtype=np.float32)
+        if intent is None:
+            decision = infer_intent(text)
+            intent_name, rule = decision.intent, decision.rule
+        else:
+            intent_name, rule = check_intent(intent), "given"
+        routing = routing_from_categories(categories) if categories is not None else self.router.route(text, qv)
+        cosine = view.vectors @ qv if len(snap.ids) else np.zeros(0)
+        bm = view.lexical.scores(text) if len(snap.ids) else np.zeros(0)
+        r: Retrieval = retrieve(
+            weights=snap.weights,
+            said_at_h=snap.said_at_h,
+            event_h=snap.event_h,
+            state=snap.state,
+            confidence=snap.confidence,
+            numeric=snap.numeric,
+            slots=snap.slots,
+            eligible=view.eligible,
+            cosine=cosine,
+            bm25=bm,
+            routing=routing.weights,
+            intent=intent_name,
+            at_h=to_hours(at_t),
+            params=params or self.params,
+            config=cfg,
+            ages=view.ages,
+        )
+        results = tuple(
+            {
+                "id": str(snap.ids[x.row]),
+                "text": snap.texts[x.row],
+                "score": x.score,
+                "terms": x.terms,
+                "stages": list(x.stages),
+                "state": STATE_NAMES[int(snap.state[x.row])],
+            }
+            for x in r.results
+        )
+        return QueryResult(text, at_t, intent_name, rule, routing.as_dict(), results, r.n_candidates, r.n_distilled)
+
+    explain = query  # the result already carries every named term; the CLI renders it in full

@@ -1,0 +1,196 @@
+"""Run LifecycleBench: one FR-Bank per persona, every system on identical data.
+
+The corpus of a persona is its facts plus the user turns of its filler sessions (SPEC §5).
+Facts enter the bank with the metadata an oracle extractor gives (categories, slot, times,
+confidence, links); turns enter with categories from the router and no slot. The ``role``
+field never reaches the bank: lifecycle states are derived by the bank as of ``asked_at``.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+from .._params import LifecycleParams
+from ..bank._bank import Bank
+from ..bank._query import Router
+from ._metrics import aggregate, mcnemar, paired_bootstrap, question_outcome
+from ._suite import Suite, corpus
+from ._systems import System, resolve_systems
+
+
+def _iso(t: _dt.datetime | None) -> str | None:
+    return None if t is None else t.isoformat()
+
+
+def bank_records(suite: Suite, router: Router, embedder) -> list[dict]:
+    """The persona's corpus as bank fact dicts (no ``role``; turns categorised by the router)."""
+    items = corpus(suite)
+    turn_texts = [it.text for it in items if it.kind == "turn"]
+    vecs = iter(np.asarray(embedder.embed(turn_texts)) if turn_texts else [])
+    out = []
+    for it in items:
+        if it.kind == "fact":
+            rec = {
+                "id": it.id, "text": it.text, "categories": dict(it.categories), "said_at": _iso(it.said_at),
+                "event_time": _iso(it.event_time), "slot": it.slot, "confidence": it.confidence if it.confidence is not None else 1.0,
+                "links": {k: list(v) for k, v in it.links.items()}, "session": it.session, "kind": "fact",
+            }
+            if it.numeric is not None:
+                rec["numeric"] = bool(it.numeric)
+        else:
+            rec = {
+                "id": it.id, "text": it.text, "categories": router.categorize(it.text, next(vecs)),
+                "said_at": _iso(it.said_at), "session": it.session, "kind": "turn", "speaker": "user",
+            }
+        out.append(rec)
+    return out
+
+
+@dataclass
+class PersonaRun:
+    persona: str
+    records: list[dict]
+
+
+def run_persona(
+    suite: Suite,
+    systems: Sequence[System],
+    embedder,
+    *,
+    gold_intent: bool = False,
+    base_params: LifecycleParams | None = None,
+    keep_terms: bool = True,
+    workdir: str | None = None,
+) -> list[dict]:
+    """Every question of one persona under every system → per-question records."""
+    router = Router(embedder)
+    tmp = tempfile.TemporaryDirectory(dir=workdir)
+    try:
+        bank = Bank.open(os.path.join(tmp.name, f"{suite.persona}.db"), embedder=embedder)
+        bank.router = router
+        bank.add(bank_records(suite, router, embedder))
+        q_vecs = np.asarray(embedder.embed([q.text for q in suite.questions]))
+        params = {s.name: s.params(base_params) for s in systems}
+        out = []
+        for qi, q in enumerate(suite.questions):
+            for s in systems:
+                res = bank.query(
+                    q.text, at=q.asked_at, k=s.pipeline.k, intent=q.intent if gold_intent else None,
+                    config=s.pipeline, params=params[s.name], query_vec=q_vecs[qi],
+                )
+                ranked = res.ids
+                o = question_outcome(q.attack_vector, ranked, q.support, q.wrong)
+                rec = {
+                    "system": s.name, "persona": suite.persona, "id": q.id, "attack_vector": q.attack_vector,
+                    "intent": res.intent, "gold_intent": q.intent, "passed": bool(o.passed), "stale": bool(o.stale),
+                    "ranked": ranked, "outcome": _outcome_dict(o),
+                }
+                if keep_terms:
+                    rec["terms"] = [{k: round(v, 5) for k, v in r["terms"].items()} | {"state": r["state"], "stages": r["stages"]} for r in res.results]
+                out.append(rec)
+        bank.close()
+        return out
+    finally:
+        tmp.cleanup()
+
+
+def _outcome_dict(o) -> dict:
+    if hasattr(o, "_asdict"):
+        d = o._asdict()
+    elif hasattr(o, "__dataclass_fields__"):
+        from dataclasses import asdict
+
+        d = asdict(o)
+    else:
+        d = dict(o)
+    return {k: (float(v) if isinstance(v, (float, np.floating)) else v) for k, v in d.items()}
+
+
+def git_revision() -> str | None:
+    try:
+        here = Path(__file__).resolve().parent
+        return subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True, timeout=5).stdout.strip() or None
+    except Exception:
+        return None
+
+
+def summarize(records: list[dict], system_names: Sequence[str], reference: str = "fr-full") -> dict:
+    """Overall and per-AV tables per system, plus paired comparisons against ``reference``."""
+    from ._metrics import Outcome  # noqa: F401  (type of the rebuilt outcomes)
+
+    by_sys: dict[str, list[dict]] = {n: [] for n in system_names}
+    for r in records:
+        by_sys.setdefault(r["system"], []).append(r)
+    systems = {}
+    for name in system_names:
+        outs = [_rebuild(r) for r in by_sys[name]]
+        systems[name] = aggregate(outs)
+    comparisons = {}
+    if reference in by_sys:
+        key = lambda r: (r["persona"], r["id"])  # noqa: E731
+        ref = {key(r): r for r in by_sys[reference]}
+        for name in system_names:
+            if name == reference:
+                continue
+            pairs = [(ref[key(r)], r) for r in by_sys[name] if key(r) in ref]
+            if not pairs:
+                continue
+            a = np.array([p[0]["passed"] for p in pairs], dtype=bool)
+            b = np.array([p[1]["passed"] for p in pairs], dtype=bool)
+            comparisons[name] = {"pass": paired_bootstrap(a, b), "mcnemar": mcnemar(a, b)}
+    return {"systems": systems, "comparisons_vs_" + reference.replace("-", "_"): comparisons}
+
+
+def _rebuild(rec: dict):
+    return question_outcome(rec["attack_vector"], rec["ranked"], rec["_support"], rec["_wrong"]) if "_support" in rec else rec["_outcome"]
+
+
+def run_benchmark(
+    suites: Sequence[Suite],
+    systems: str | Sequence[str] | None,
+    embedder,
+    *,
+    gold_intent: bool = False,
+    base_params: LifecycleParams | None = None,
+    keep_terms: bool = True,
+    progress: bool = True,
+    suite_label: str = "",
+) -> dict:
+    """Run every system on every persona; returns the ``fr bench run`` result dict."""
+    from tqdm import tqdm
+
+    syss = resolve_systems(systems)
+    names = [s.name for s in syss]
+    t0 = time.perf_counter()
+    records: list[dict] = []
+    outcomes: list[Any] = []
+    it = tqdm(suites, desc="personas", unit="persona", disable=not progress)
+    for suite in it:
+        qs = {q.id: q for q in suite.questions}
+        for rec in run_persona(suite, syss, embedder, gold_intent=gold_intent, base_params=base_params, keep_terms=keep_terms):
+            q = qs[rec["id"]]
+            rec["_outcome"] = question_outcome(q.attack_vector, rec["ranked"], q.support, q.wrong)
+            records.append(rec)
+    summary = summarize(records, names)
+    for r in records:
+        r.pop("_outcome", None)
+    return {
+        "suite": suite_label,
+        "n_personas": len(suites),
+        "n_questions": len({(r["persona"], r["id"]) for r in records}),
+        "embedder": getattr(embedder, "name", str(embedder)),
+        "gold_intent": gold_intent,
+        "git_revision": git_revision(),
+        "seconds": round(time.perf_counter() - t0, 2),
+        **summary,
+        "questions": records,
+    }

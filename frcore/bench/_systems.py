@@ -1,0 +1,160 @@
+"""Every system of LifecycleBench as a configuration of the one FR-Bank pipeline (SPEC §5).
+
+A :class:`System` is a :class:`~frcore.bank.PipelineConfig` plus an optional parameter
+transform — never a copy of the pipeline. Baselines: ``flat-cosine``, ``bm25``,
+``uniform-decay`` (recency-weighted uniform decay as in MemoryBank), ``overwrite`` (an overwrite
+store that deletes on update, as Mem0's UPDATE/DELETE). Ablations of FR are named ``fr-<mode>``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Callable, Sequence
+
+import jax.numpy as jnp
+import numpy as np
+
+from .._ontology import CATEGORY_NAMES, N_CATEGORIES
+from .._params import LifecycleParams, default_params
+from .._types import ScoreConfig
+from ..bank._pipeline import PipelineConfig
+
+
+@dataclass(frozen=True)
+class System:
+    name: str
+    pipeline: PipelineConfig
+    description: str
+    params_fn: Callable[[LifecycleParams], LifecycleParams] | None = None
+
+    def params(self, base: LifecycleParams | None = None) -> LifecycleParams:
+        p = base if base is not None else default_params()
+        return self.params_fn(p) if self.params_fn else p
+
+
+def collapse_params(params: LifecycleParams, groups: Sequence[Sequence[str]]) -> LifecycleParams:
+    """Collapse the ontology to the given groups of categories: every category takes its
+    group's mean rate, α, floor and clock sensitivities (the granularity sweep's k clusters)."""
+    seen = [c for g in groups for c in g]
+    missing = set(CATEGORY_NAMES) - set(seen)
+    if missing or len(seen) != len(set(seen)):
+        raise ValueError(f"groups: must partition the {N_CATEGORIES} categories (missing {sorted(missing)}, duplicates {len(seen) - len(set(seen))})")
+    rates = np.asarray(params.rates, dtype=np.float64).copy()
+    alpha = np.asarray(params.alpha, dtype=np.float64).copy()
+    floors = np.asarray(params.floors, dtype=np.float64).copy()
+    clocks = np.asarray(params.clocks, dtype=np.float64).copy()
+    for g in groups:
+        idx = [CATEGORY_NAMES.index(c) for c in g]
+        rates[idx] = rates[idx].mean()
+        alpha[idx] = alpha[idx].mean()
+        floors[idx] = floors[idx].mean()
+        clocks[idx] = clocks[idx].mean(axis=0)
+    dt = params.rates.dtype
+    return params._replace(rates=jnp.asarray(rates, dt), alpha=jnp.asarray(alpha, dt), floors=jnp.asarray(floors, dt), clocks=jnp.asarray(clocks, dt))
+
+
+def _untyped_params(p: LifecycleParams) -> LifecycleParams:
+    # score = σ: a global α of 0 removes activation and decay from the blend.
+    return p._replace(global_alpha=jnp.zeros_like(p.global_alpha))
+
+
+_FLAT = dict(n_forced=0, staleness_aware=False)
+_NO_LIFECYCLE = ScoreConfig(lifecycle=False, routing=False, floors=False, numeric_rescue=False, anticipation=False, supersession_weight=False)
+
+
+def _systems() -> dict[str, System]:
+    S = {}
+
+    def add(name, pipeline, description, params_fn=None):
+        S[name] = System(name, pipeline, description, params_fn)
+
+    add("fr-full", PipelineConfig(), "Fortunate Recall: hybrid + category-forced candidates, staleness-aware distillation, lifecycle mask, blended log-score")
+    add("flat-cosine", PipelineConfig(ranker="cosine"), "baseline: cosine similarity over every item, no lifecycle")
+    add("bm25", PipelineConfig(ranker="bm25"), "baseline: BM25 over every item, no lifecycle")
+    add(
+        "uniform-decay",
+        PipelineConfig(score=replace(_NO_LIFECYCLE, decay="uniform", global_alpha=True), hybrid_weight=0.0, n_bm25=0, **_FLAT),
+        "baseline: cosine blended with one uniform recency decay (MemoryBank-style), no lifecycle",
+    )
+    add("overwrite", PipelineConfig(ranker="cosine", overwrite=True), "baseline: overwrite store — updates delete the old value (Mem0 UPDATE/DELETE), cosine ranking")
+    # Ablations of FR (same pipeline, one switch each).
+    add("fr-no-routing", PipelineConfig(score=ScoreConfig(routing=False), n_forced=0), "FR without category routing or category-forced candidates")
+    add("fr-uniform-decay", PipelineConfig(score=ScoreConfig(decay="uniform")), "FR with one decay rate for every category")
+    add("fr-global-alpha", PipelineConfig(score=ScoreConfig(global_alpha=True)), "FR with one blend weight α for every category")
+    add("fr-no-floors", PipelineConfig(score=ScoreConfig(floors=False)), "FR without semantic floors")
+    add("fr-arithmetic-blend", PipelineConfig(score=ScoreConfig(decay="arithmetic")), "FR with arithmetic instead of harmonic rate blending")
+    add("fr-primary-only", PipelineConfig(score=ScoreConfig(decay="primary")), "FR with the primary category's rate only")
+    add("fr-no-anticipation", PipelineConfig(score=ScoreConfig(anticipation=False)), "FR without the anticipatory event kernel")
+    add("fr-cognitive", PipelineConfig(score=ScoreConfig(decay="cognitive")), "FR with cognitive (episodic/semantic/procedural) rates instead of behavioral ones")
+    add("fr-lifecycle-off", PipelineConfig(score=ScoreConfig(lifecycle=False, supersession_weight=False), staleness_aware=False), "FR with the lifecycle mask and staleness-aware distillation off")
+    add(
+        "fr-untyped",
+        PipelineConfig(
+            score=ScoreConfig(global_alpha=True, floors=False, numeric_rescue=False, anticipation=False, routing=False),
+            n_forced=0,
+            untyped_expiry=True,
+        ),
+        "untyped three-primitive arm: supersession + expiry + retraction masks only (no ontology, routing, decay or blending)",
+        _untyped_params,
+    )
+    return S
+
+
+SYSTEMS: dict[str, System] = _systems()
+BASELINES = ("flat-cosine", "bm25", "uniform-decay", "overwrite")
+ABLATION_SYSTEMS = tuple(n for n in SYSTEMS if n.startswith("fr-") and n != "fr-full")
+DEFAULT_SYSTEMS = ("fr-full",) + BASELINES + ABLATION_SYSTEMS
+
+
+def collapsed_system(k: int, groups: Sequence[Sequence[str]]) -> System:
+    """The ontology collapsed to ``k`` clusters (``groups``), as an FR configuration."""
+    groups = [tuple(g) for g in groups]
+    return System(f"fr-collapsed-{k}", PipelineConfig(), f"FR with the ontology collapsed to {k} clusters", lambda p: collapse_params(p, groups))
+
+
+def cognitive_partition() -> list[list[str]]:
+    """The cognitive 3-partition (episodic / semantic / procedural) of the 11 categories."""
+    from .._ontology import ONTOLOGY
+
+    groups: dict[int, list[str]] = {}
+    for row in ONTOLOGY:
+        groups.setdefault(int(row.cognitive_type), []).append(row.category.name)
+    return [groups[k] for k in sorted(groups)]
+
+
+def resolve_systems(names: str | Sequence[str] | None) -> list[System]:
+    """System objects from a comma-separated list or sequence of names (``all`` = every one)."""
+    if names is None or names == "all" or names == ["all"]:
+        return [SYSTEMS[n] for n in DEFAULT_SYSTEMS]
+    if isinstance(names, str):
+        names = [n.strip() for n in names.split(",") if n.strip()]
+    out = []
+    for n in names:
+        if n in SYSTEMS:
+            out.append(SYSTEMS[n])
+        elif n.startswith("fr-collapsed-") and n.rsplit("-", 1)[1].isdigit():
+            from .._ontology import CATEGORY_NAMES as names_
+            k = int(n.rsplit("-", 1)[1])
+            out.append(collapsed_system(k, _default_partition(k)))
+        elif n == "fr-cognitive-partition":
+            out.append(System(n, PipelineConfig(), "FR with the ontology collapsed to the cognitive 3-partition", lambda p: collapse_params(p, cognitive_partition())))
+        else:
+            raise ValueError(f"systems: unknown system {n!r}; known: {', '.join(list(SYSTEMS) + ['fr-collapsed-K', 'fr-cognitive-partition'])}")
+    return out
+
+
+def _default_partition(k: int) -> list[list[str]]:
+    """Partition of the categories into k groups minimising within-group parameter variance
+    (theory A.5 on the ontology table itself; see :mod:`theory.partitions`)."""
+    if not 1 <= k <= N_CATEGORIES:
+        raise ValueError(f"systems: fr-collapsed-{k}: k must lie in 1..{N_CATEGORIES}")
+    try:
+        from theory.partitions import optimal_partition_of_table
+
+        return optimal_partition_of_table(k)
+    except ImportError:  # fallback: sort by rate and cut into k contiguous groups
+        from .._ontology import ONTOLOGY
+
+        order = sorted(ONTOLOGY, key=lambda r: (r.rate_per_hour, r.alpha))
+        chunks = np.array_split(np.arange(N_CATEGORIES), k)
+        return [[order[i].category.name for i in ch] for ch in chunks]

@@ -1,0 +1,84 @@
+"""``fr bench run|report|locomo``."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+
+def load_suites_arg(suite: str, personas: int | None, seed: int = 0):
+    """Suites from ``synthetic`` (the built-in generator) or a file / folder path."""
+    from ._suite import load_suites, parse_suite
+
+    if suite == "synthetic":
+        from ._generator import generate_suites
+
+        n = personas or 20
+        return [parse_suite(obj, f"synthetic[seed={seed}]#{i}") for i, obj in enumerate(generate_suites(n, seed=seed))], f"synthetic(n={n}, seed={seed})"
+    suites = load_suites(suite)
+    if personas:
+        suites = suites[:personas]
+    return suites, str(suite)
+
+
+def make_embedder(name: str, cache: bool = True):
+    from ..bank._embed import get_embedder
+
+    emb = get_embedder(name)
+    if cache and not name.startswith("hash"):
+        from ..bank._cache import CachedEmbedder
+
+        emb = CachedEmbedder(emb)
+    return emb
+
+
+def _run(args) -> int:
+    from ._metrics import markdown_table
+    from ._runner import run_benchmark
+
+    suites, label = load_suites_arg(args.suite, args.personas, args.seed)
+    emb = make_embedder(args.embedder)
+    result = run_benchmark(suites, args.systems, emb, gold_intent=args.gold_intent, suite_label=label, keep_terms=not args.no_terms)
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps(result, default=str))
+    table = markdown_table(result)
+    print(table)
+    if args.markdown:
+        Path(args.markdown).write_text(table + "\n")
+    print(f"\n{result['n_personas']} personas, {result['n_questions']} questions, {len(result['systems'])} systems in {result['seconds']} s", file=sys.stderr)
+    return 0
+
+
+def _report(args) -> int:
+    from ._metrics import markdown_table
+
+    result = json.loads(Path(args.result).read_text())
+    print(markdown_table(result))
+    return 0
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("bench", help="LifecycleBench: run systems on suites and report")
+    sub = p.add_subparsers(dest="command_bench", metavar="ACTION", required=True)
+    r = sub.add_parser("run", help="run systems on a suite (file, folder, or 'synthetic')")
+    r.add_argument("--suite", default="synthetic", help="suite file, folder of suites, or 'synthetic' (default)")
+    r.add_argument("--personas", type=int, default=None, help="number of personas (synthetic: generated; path: first N)")
+    r.add_argument("--seed", type=int, default=0, help="generator seed (synthetic)")
+    r.add_argument("--systems", default="all", help="comma-separated system names, or 'all'")
+    r.add_argument("--embedder", default="minilm", help="minilm (default) or hash")
+    r.add_argument("--gold-intent", action="store_true", help="use the suite's intent labels instead of inferring intent")
+    r.add_argument("--json", help="write the full result (with per-question records) here")
+    r.add_argument("--markdown", help="also write the markdown table here")
+    r.add_argument("--no-terms", action="store_true", help="omit per-result score terms from the records")
+    r.set_defaults(func=_run)
+    rep = sub.add_parser("report", help="print the tables of a saved result")
+    rep.add_argument("result")
+    rep.set_defaults(func=_report)
+    try:
+        from .locomo import register_locomo
+    except ImportError:
+        pass
+    else:
+        register_locomo(sub)
