@@ -1,0 +1,68 @@
+"""Shared test helpers: dtype-keyed tolerances and tree comparison (−∞ must match −∞)."""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+
+import frcore as fr
+
+#: (rtol, atol) keyed by the dtype of the array under test (the JAX side). float32 atol covers
+#: log b where b ≈ α·a with a = exp(−x): the exponent carries ~x·ε relative error (x ≲ 30
+#: before the 1e-12 clip), so |Δ log b| ≲ 30 · 1e-6.
+TOLERANCE: dict[np.dtype, tuple[float, float]] = {
+    np.dtype(np.float16): (1e-2, 1e-2),
+    np.dtype(np.float32): (2e-5, 5e-5),
+    np.dtype(np.float64): (1e-10, 1e-12),
+}
+
+
+def tolerance(dtype) -> tuple[float, float]:
+    """(rtol, atol) for arrays of ``dtype``; integers and bools compare exactly."""
+    dt = np.dtype(dtype)
+    if not np.issubdtype(dt, np.floating):
+        return (0.0, 0.0)
+    return TOLERANCE[dt]
+
+
+def assert_allclose(actual, expected, *, name: str = "", dtype=None) -> None:
+    """Compare ``actual`` (JAX) against ``expected`` (twin): same shape, same ±∞ positions,
+    finite values within the tolerance of ``actual``'s dtype."""
+    a = np.asarray(actual)
+    e = np.asarray(expected)
+    assert a.shape == e.shape, f"{name}: shape {a.shape} != {e.shape}"
+    rtol, atol = tolerance(dtype or a.dtype)
+    if not np.issubdtype(a.dtype, np.floating):
+        np.testing.assert_array_equal(a, e, err_msg=name)
+        return
+    a64, e64 = a.astype(np.float64), e.astype(np.float64)
+    assert not np.isnan(a64).any(), f"{name}: NaN in actual at {np.argwhere(np.isnan(a64))[:3].tolist()}"
+    assert not np.isnan(e64).any(), f"{name}: NaN in expected at {np.argwhere(np.isnan(e64))[:3].tolist()}"
+    inf_a, inf_e = np.isinf(a64), np.isinf(e64)
+    np.testing.assert_array_equal(inf_a, inf_e, err_msg=f"{name}: infinite entries differ")
+    np.testing.assert_array_equal(a64[inf_a], e64[inf_e], err_msg=f"{name}: infinities of different sign")
+    fin = ~inf_a
+    np.testing.assert_allclose(a64[fin], e64[fin], rtol=rtol, atol=atol, err_msg=name)
+
+
+def tree_allclose(actual, expected, *, name: str = "") -> None:
+    """:func:`assert_allclose` leaf by leaf over two pytrees of the same structure; NamedTuple
+    fields are named in the message."""
+    fields = getattr(actual, "_fields", None)
+    la, ta = jax.tree_util.tree_flatten(actual)
+    le, te = jax.tree_util.tree_flatten(expected)
+    assert len(la) == len(le), f"{name}: {len(la)} leaves != {len(le)}"
+    for i, (x, y) in enumerate(zip(la, le)):
+        leaf = fields[i] if fields and len(fields) == len(la) else str(i)
+        assert_allclose(x, y, name=f"{name}.{leaf}")
+
+
+def to_numpy(tree):
+    """Any pytree with JAX leaves → the same structure with NumPy leaves."""
+    return jax.tree_util.tree_map(np.asarray, tree)
+
+
+def ref_params(params: fr.LifecycleParams) -> fr.LifecycleParams:
+    """The twin's parameters: the very same float32 numbers, widened to float64 (thresholds
+    then compare identically on both sides)."""
+    return fr.params_to_numpy(params)
