@@ -35,7 +35,8 @@ from frcore import N_CATEGORIES
 #: Our choice: blend-level margin m a requirement must clear (b_s − b_x ≥ m).
 DEFAULT_MARGIN = 1e-3
 PRESERVATION, SUPPRESSION = 0, 1
-_SOLVER = "HIGHS" if "HIGHS" in cp.installed_solvers() else "CLARABEL"
+#: Clarabel (interior point, quiet); every answer is re-checked with NumPy anyway.
+_SOLVER = "CLARABEL"
 
 
 @dataclass(frozen=True)

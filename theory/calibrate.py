@@ -1,0 +1,126 @@
+"""``fr calibrate``: category-specific α_c from a corpus's requirements, as a convex program (A.15).
+
+Every preservation / suppression requirement of the corpus (:func:`theory.polytope.requirement_pairs`)
+is the linear row ε + α_{c(s)}(a_s − σ_s) − α_{c(x)}(a_x − σ_x) ≥ m over α ∈ [0, 1]^11. Rows that
+no α in the box can meet on their own (the lifecycle masks, not the blend, must settle those) are
+set aside and counted; on the rest we solve the max-margin program
+
+.. math:: \\max_{\\alpha\\in[0,1]^{11},\\,t} t \\quad\\text{s.t.}\\quad \\hat G_i\\alpha + t \\le \\hat h_i
+
+(rows normalised to unit norm: t is the distance to the nearest requirement hyperplane;
+t ≥ 0 ⇔ all kept requirements hold; t < 0 is the least-violating point). **Rates λ_c are held
+fixed**: a = exp(−λ·age) enters the blend multiplied by α, and no log-linear reparametrisation
+makes b_s − b_x jointly linear (or concave) in (α, log λ), so including λ would lose convexity.
+The result is written as a parameter file the core loads (:func:`load_params`), with its
+certificate: the constraint slacks recomputed with NumPy.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import numpy as np
+
+import frcore
+from frcore import CATEGORY_NAMES, LifecycleParams
+
+from . import polytope as poly
+
+PARAMS_FORMAT = "frcore-params-v1"
+
+
+def calibrate(corpus, margin: float = poly.DEFAULT_MARGIN, pairs: poly.Pairs | None = None,
+              base: LifecycleParams | None = None) -> tuple[LifecycleParams, dict]:
+    """Max-margin category α_c for ``corpus``; returns (params, certificate dict)."""
+    base = frcore.default_params() if base is None else base
+    P = poly.requirement_pairs(corpus) if pairs is None else pairs
+    G, h = poly.category_alpha_rows(P, margin)
+    sat = poly.row_satisfiable(G, h)
+    nz = np.linalg.norm(G, axis=1) > 0
+    rows = np.flatnonzero(sat & nz)
+    if rows.size == 0:
+        raise ValueError("corpus: no satisfiable requirement rows to calibrate against")
+    alpha, t = poly.max_margin_point(G[rows], h[rows])
+    ok, smin = poly.check_point(G[rows], h[rows], alpha)
+    slack = h[rows] - G[rows] @ alpha
+    cert = {
+        "margin_m": margin,
+        "pairs": len(P),
+        "rows_used": int(rows.size),
+        "rows_unsatisfiable_alone": int((~sat).sum()),
+        "rows_constant": int((sat & ~nz).sum()),
+        "margin": float(t),
+        "numpy_min_slack": float(smin),
+        "numpy_check_consistent": bool(abs(smin - t) <= 1e-6 and np.all((alpha >= 0) & (alpha <= 1))),
+        "feasible": bool(ok and t >= 0),
+        "rows_violated": int((slack < -1e-9).sum()),
+        "alpha": dict(zip(CATEGORY_NAMES, map(float, alpha))),
+        "rates_held_fixed": True,
+    }
+    params = frcore.replace_params(base, alpha=np.asarray(alpha, dtype=np.float64))
+    return params, cert
+
+
+def save_params(params: LifecycleParams, path: str, certificate: dict | None = None) -> None:
+    """Write ``params`` (every leaf, as nested lists) and an optional certificate to JSON."""
+    frcore.validate_params(params)
+    doc = {"format": PARAMS_FORMAT, "params": {k: np.asarray(v, dtype=np.float64).tolist() for k, v in params._asdict().items()}}
+    if certificate is not None:
+        doc["certificate"] = certificate
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(doc, f, indent=1)
+
+
+def load_params(path: str, dtype=None) -> LifecycleParams:
+    """Read a parameter file written by :func:`save_params` (validated; ``ValueError`` naming the
+    field on a missing, extra or malformed leaf)."""
+    import jax.numpy as jnp
+
+    with open(path, encoding="utf-8") as f:
+        try:
+            doc = json.load(f)
+        except json.JSONDecodeError as e:
+            raise ValueError(f"{path}: not JSON ({e})") from None
+    if not isinstance(doc, dict) or doc.get("format") != PARAMS_FORMAT or not isinstance(doc.get("params"), dict):
+        raise ValueError(f"{path}: format: expected {PARAMS_FORMAT!r} with a 'params' object")
+    leaves = doc["params"]
+    missing = [k for k in LifecycleParams._fields if k not in leaves]
+    extra = [k for k in leaves if k not in LifecycleParams._fields]
+    if missing or extra:
+        raise ValueError(f"{path}: params: missing fields {missing}, unknown fields {extra}")
+    dtype = dtype or frcore.default_params().rates.dtype
+    out = {}
+    for k in LifecycleParams._fields:
+        try:
+            out[k] = jnp.asarray(np.asarray(leaves[k], dtype=np.float64), dtype=dtype)
+        except (TypeError, ValueError) as e:
+            raise ValueError(f"{path}: params.{k}: {e}") from None
+    return frcore.validate_params(LifecycleParams(**out))
+
+
+def _run(args) -> int:
+    from .corpus import load_corpus
+
+    corpus = load_corpus(args.suite, args.personas, args.embedder)
+    params, cert = calibrate(corpus, margin=args.margin)
+    save_params(params, args.out, cert)
+    print(f"calibrated α_c over {cert['rows_used']} requirement rows; margin {cert['margin']:.4g} "
+          f"({'feasible' if cert['feasible'] else 'infeasible'}); wrote {args.out}")
+    for name, a in cert["alpha"].items():
+        print(f"  {name:24s} {a:.4f}")
+    return 0 if cert["numpy_check_consistent"] else 1
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("calibrate", help="max-margin category α_c from a corpus (A.15); writes a params JSON")
+    p.add_argument("--suite", help="suite JSON file or folder (default: generated suites)")
+    p.add_argument("--personas", type=int, default=None, help="number of personas (generated default 8)")
+    p.add_argument("--embedder", choices=("hash", "minilm"), default="hash")
+    p.add_argument("--margin", type=float, default=poly.DEFAULT_MARGIN, help="blend margin m of each requirement")
+    p.add_argument("--out", required=True, help="output params JSON")
+    p.set_defaults(func=_run)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(0)
