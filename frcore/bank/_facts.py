@@ -1,0 +1,336 @@
+"""Fact edges of FR-Bank: the validated record, its parser, and two text heuristics.
+
+A fact edge arrives already extracted (SPEC §4): text, soft category weights, the time it was
+said, an optional event time, an optional slot key κ, the extractor's confidence, a numeric flag
+and typed links to earlier edges. :func:`parse_fact` validates one JSON-like mapping at the
+boundary and raises :class:`FactError` naming *where*, the fact id and the field. Unknown keys are
+ignored — in particular a suite's ``role`` (ground truth for analysis only, SPEC §5) never
+reaches a :class:`FactRecord`, so it cannot influence lifecycle derivation or scoring.
+
+Times are normalised to naive UTC (aware datetimes are converted; naive ones are taken as UTC).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+from dataclasses import dataclass, field
+from datetime import date, datetime, timezone
+from typing import Any, Mapping
+
+from .._ontology import CATEGORY_NAMES
+
+#: Link kinds an edge may carry to other edges (by id).
+LINK_KINDS: tuple[str, ...] = ("supersedes", "retracts", "contradicts", "tentative_for")
+#: Edge kinds: an extracted fact, or a raw conversation turn (a distractor in the corpus).
+EDGE_KINDS: tuple[str, ...] = ("fact", "turn")
+#: Tolerance on Σ_c w_c = 1 (same as the score's boundary validation).
+WEIGHT_SUM_TOL = 1e-3
+#: Categories given to a turn that arrives without any (OTHER is the ontology's +1 catch-all).
+#: Our choice: an unextracted turn carries no category information.
+TURN_DEFAULT_CATEGORIES: dict[str, float] = {"OTHER": 1.0}
+
+_CATEGORY_SET = frozenset(CATEGORY_NAMES)
+
+
+class FactError(ValueError):
+    """A malformed fact; the message names where it came from, its id and the field."""
+
+
+@dataclass(frozen=True)
+class FactRecord:
+    """One fact edge of FR-Bank (validated by :func:`parse_fact` / :func:`validate_record`).
+
+    Attributes:
+      id: unique edge id.
+      text: the fact (or turn) text.
+      categories: soft category weights ``{CATEGORY: w_c}``, w_c ≥ 0, Σ w_c = 1 (± 1e-3).
+      said_at: when it was said (valid time of the statement), naive UTC.
+      event_time: the time of the event it is about, if any (naive UTC).
+      slot: slot key κ; edges sharing a slot compete (supersession).
+      confidence: extractor confidence in [0, 1]; < 0.7 makes supersession soft.
+      numeric: carries a number, amount or date (``None`` before validation = detect from text).
+      links: ``{kind: (target ids, ...)}`` for kinds in :data:`LINK_KINDS`.
+      session: conversation session number, if known.
+      kind: ``"fact"`` or ``"turn"``.
+      speaker: who said it (for turns), if known.
+      quarantined: set by the store when the text looks like an instruction (prompt injection).
+    """
+
+    id: str
+    text: str
+    categories: dict[str, float]
+    said_at: datetime
+    event_time: datetime | None = None
+    slot: str | None = None
+    confidence: float = 1.0
+    numeric: bool | None = None
+    links: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    session: int | None = None
+    kind: str = "fact"
+    speaker: str | None = None
+    quarantined: bool = False
+
+    @property
+    def primary_category(self) -> str:
+        """argmax_c w_c (first in table order on ties, as the score kernel does)."""
+        best = max(self.categories.values())
+        for name in CATEGORY_NAMES:
+            if self.categories.get(name, -1.0) == best:
+                return name
+        raise AssertionError("unreachable: categories validated")  # pragma: no cover
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-able dict that :func:`parse_fact` reads back to an equal record."""
+        return {
+            "id": self.id,
+            "text": self.text,
+            "categories": dict(self.categories),
+            "said_at": self.said_at.isoformat(),
+            "event_time": None if self.event_time is None else self.event_time.isoformat(),
+            "slot": self.slot,
+            "confidence": self.confidence,
+            "numeric": self.numeric,
+            "links": {k: list(v) for k, v in self.links.items()},
+            "session": self.session,
+            "kind": self.kind,
+            "speaker": self.speaker,
+            "quarantined": self.quarantined,
+        }
+
+
+# ----------------------------------------------------------------------------- text heuristics
+
+_NUMBER_WORDS = (
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+    "sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety "
+    "hundred thousand million billion trillion dozen dozens half quarter twice thrice double triple "
+    "first third fourth fifth sixth seventh eighth ninth tenth"
+).split()
+_MONTHS = (
+    "January February March April May June July August September October November December "
+    "Jan Feb Mar Apr Jun Jul Aug Sep Sept Oct Nov Dec"
+).split()
+#: Numeric content (SPEC §3 numeric flag): a digit, a currency sign or code, a percent word or
+#: sign, a number word, or a capitalised month name (a date).
+NUMERIC_PATTERNS: tuple[re.Pattern[str], ...] = (
+    re.compile(r"\d"),
+    re.compile(r"[$€£¥₹₩₽¢]"),
+    re.compile(r"\b(usd|eur|gbp|inr|jpy|dollars?|euros?|rupees?|yen|bucks|cents?)\b", re.I),
+    re.compile(r"%|\bper ?cent\b|\bpercent(age)?\b", re.I),
+    re.compile(r"\b(" + "|".join(_NUMBER_WORDS) + r")\b", re.I),
+    re.compile(r"\b(" + "|".join(_MONTHS) + r")\b"),
+)
+
+
+def detect_numeric(text: str) -> bool:
+    """True if the text carries a number, amount, percentage or date (:data:`NUMERIC_PATTERNS`)."""
+    return any(p.search(text) for p in NUMERIC_PATTERNS)
+
+
+#: Prompt-injection heuristics (our list; case-insensitive). Text that matches any of these is
+#: quarantined by the store: kept, but excluded from snapshots unless explicitly asked for.
+#:
+#: - "ignore / disregard / forget / override (all) (the|your) previous|prior|above|earlier|
+#:   system ... instructions|prompts|rules|directions|guidelines|context"
+#: - "system prompt", "system message", "developer message", "hidden instructions"
+#: - "you are now (a|an|the|in) ... AI|assistant|model|bot|DAN|mode|persona|unrestricted ..."
+#: - "from now on (you|the assistant) (are|will|must|should)", "new instructions:"
+#: - "pretend (to be|you are) ... AI|assistant|model|bot|unrestricted|system"
+#: - "jailbreak", "developer mode", "do anything now", "reveal (your|the) (system|hidden)
+#:   (prompt|instructions)"
+#: - chat-template control tokens: ``<|im_start|>``, ``<|system|>``, ``[INST]``, ``<<SYS>>``,
+#:   ``### Instruction``, ``<system>``
+INSTRUCTION_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (name, re.compile(pattern, re.IGNORECASE))
+    for name, pattern in (
+        ("ignore-previous", r"\b(ignore|disregard|forget|override|bypass)\b(\s+\w+){0,4}?\s+(previous|prior|above|earlier|preceding|system|original|your|all)\b(\s+\w+){0,3}?\s+(instructions?|prompts?|rules|directions|guidelines|directives|context|messages)\b"),
+        ("system-prompt", r"\b(system|developer)\s+(prompt|message)\b|\bhidden\s+instructions?\b"),
+        ("you-are-now", r"\byou\s+are\s+now\b(\s+\w+){0,4}?\s+(ai|assistant|model|bot|chatbot|dan|mode|persona|character|unrestricted|unfiltered|uncensored|jailbroken|free\s+of)\b"),
+        ("from-now-on", r"\bfrom\s+now\s+on,?\s+(you|the\s+assistant|the\s+model)\s+(are|will|must|should|shall)\b"),
+        ("new-instructions", r"\bnew\s+(instructions?|system\s+rules?)\s*:"),
+        ("pretend", r"\bpretend\s+(to\s+be|you\s+are|that\s+you\s+are)\b(\s+\w+){0,4}?\s+(ai|assistant|model|bot|unrestricted|system|dan)\b"),
+        ("jailbreak", r"\bjailbreak(ing|en)?\b|\bdeveloper\s+mode\b|\bdo\s+anything\s+now\b"),
+        ("reveal-prompt", r"\breveal\s+(your|the)\s+(system|hidden|secret|original)\s+(prompt|instructions?)\b"),
+        ("control-token", r"<\|im_start\|>|<\|system\|>|\[/?INST\]|<<SYS>>|###\s*instruction|</?system>"),
+    )
+)
+
+
+def instruction_rule(text: str) -> str | None:
+    """Name of the first :data:`INSTRUCTION_PATTERNS` rule the text matches, or ``None``."""
+    for name, pattern in INSTRUCTION_PATTERNS:
+        if pattern.search(text):
+            return name
+    return None
+
+
+def looks_like_instruction(text: str) -> bool:
+    """True if the text looks like an instruction to the model (prompt injection), per
+    :data:`INSTRUCTION_PATTERNS`."""
+    return instruction_rule(text) is not None
+
+
+# ----------------------------------------------------------------------------- validation
+
+_EPOCH = datetime(1970, 1, 1)
+
+
+def to_utc_naive(value: Any, field_name: str, where: str, fid: str) -> datetime:
+    """A datetime, date, or ``YYYY-MM-DD`` / ISO-8601 string → naive UTC datetime."""
+    if isinstance(value, datetime):
+        dt = value
+    elif isinstance(value, date):
+        dt = datetime(value.year, value.month, value.day)
+    elif isinstance(value, str):
+        s = value.strip()
+        try:
+            dt = datetime.fromisoformat(s)
+        except ValueError:
+            raise _err(where, fid, field_name, f"not a date 'YYYY-MM-DD' or ISO datetime: {value!r}") from None
+    else:
+        raise _err(where, fid, field_name, f"expected a date string or datetime, got {type(value).__name__}")
+    if dt.tzinfo is not None:
+        dt = dt.astimezone(timezone.utc).replace(tzinfo=None)
+    return dt
+
+
+def hours_since_epoch(dt: datetime) -> float:
+    """Hours since 1970-01-01T00:00 UTC of a naive-UTC datetime."""
+    return (dt - _EPOCH).total_seconds() / 3600.0
+
+
+def _err(where: str, fid: Any, field_name: str, problem: str) -> FactError:
+    return FactError(f"{where}: fact {fid!r}: field {field_name!r}: {problem}")
+
+
+def _is_number(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def _categories(value: Any, where: str, fid: str) -> dict[str, float]:
+    if not isinstance(value, Mapping) or not value:
+        raise _err(where, fid, "categories", "expected a non-empty mapping {CATEGORY: weight}")
+    out: dict[str, float] = {}
+    for name, w in value.items():
+        if name not in _CATEGORY_SET:
+            raise _err(where, fid, "categories", f"unknown category {name!r}; expected one of {', '.join(CATEGORY_NAMES)}")
+        if not _is_number(w) or not math.isfinite(w) or w < 0:
+            raise _err(where, fid, "categories", f"weight of {name} must be a finite number ≥ 0, got {w!r}")
+        out[name] = float(w)
+    total = sum(out.values())
+    if abs(total - 1.0) > WEIGHT_SUM_TOL:
+        raise _err(where, fid, "categories", f"weights sum to {total:.6g}, not 1 (± {WEIGHT_SUM_TOL})")
+    return out
+
+
+def _links(value: Any, where: str, fid: str) -> dict[str, tuple[str, ...]]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise _err(where, fid, "links", f"expected a mapping {{kind: id or [ids]}}, got {type(value).__name__}")
+    out: dict[str, tuple[str, ...]] = {}
+    for kind, targets in value.items():
+        if kind not in LINK_KINDS:
+            raise _err(where, fid, "links", f"unknown link kind {kind!r}; expected one of {', '.join(LINK_KINDS)}")
+        if isinstance(targets, str):
+            targets = (targets,)
+        if not isinstance(targets, (list, tuple)):
+            raise _err(where, fid, "links", f"{kind}: expected an id or a list of ids, got {type(targets).__name__}")
+        ids: list[str] = []
+        for j, t in enumerate(targets):
+            if not isinstance(t, str) or not t:
+                raise _err(where, fid, "links", f"{kind}[{j}]: expected a non-empty id string, got {t!r}")
+            if t == fid:
+                raise _err(where, fid, "links", f"{kind}[{j}]: an edge cannot link to itself")
+            if t not in ids:
+                ids.append(t)
+        if ids:
+            out[kind] = tuple(ids)
+    return out
+
+
+def parse_fact(obj: Mapping[str, Any], where: str = "fact") -> FactRecord:
+    """Validate one fact mapping and build a normalised :class:`FactRecord`.
+
+    Required keys: ``id``, ``text``, ``categories``, ``said_at`` (a turn, ``kind: "turn"``, may
+    omit ``categories``: it gets :data:`TURN_DEFAULT_CATEGORIES`). Optional: ``event_time``,
+    ``slot``, ``confidence`` (default 1), ``numeric`` (default :func:`detect_numeric`),
+    ``links`` (a string or list per kind), ``session``, ``kind``, ``speaker``. Unknown keys
+    (``role``, ``source``, ...) are ignored. Raises :class:`FactError` naming ``where``, the id
+    and the field.
+    """
+    if isinstance(obj, FactRecord):
+        return validate_record(obj, where)
+    if not isinstance(obj, Mapping):
+        raise FactError(f"{where}: expected a mapping, got {type(obj).__name__}")
+    fid = obj.get("id")
+    if not isinstance(fid, str) or not fid.strip():
+        raise _err(where, fid, "id", "missing or not a non-empty string")
+    kind = obj.get("kind", "fact")
+    if kind not in EDGE_KINDS:
+        raise _err(where, fid, "kind", f"expected one of {EDGE_KINDS}, got {kind!r}")
+    required = ("text", "said_at") if kind == "turn" else ("text", "categories", "said_at")
+    for key in required:
+        if obj.get(key) is None:
+            raise _err(where, fid, key, "missing")
+    return validate_record(
+        FactRecord(
+            id=fid,
+            text=obj["text"],
+            categories=obj.get("categories") or dict(TURN_DEFAULT_CATEGORIES),
+            said_at=obj["said_at"],
+            event_time=obj.get("event_time"),
+            slot=obj.get("slot"),
+            confidence=obj.get("confidence", 1.0),
+            numeric=obj.get("numeric"),
+            links=obj.get("links"),
+            session=obj.get("session"),
+            kind=kind,
+            speaker=obj.get("speaker"),
+        ),
+        where,
+    )
+
+
+def validate_record(rec: FactRecord, where: str = "fact") -> FactRecord:
+    """Check and normalise a :class:`FactRecord` (types, ranges, times to naive UTC, links to
+    tuples, ``numeric=None`` → detected). Returns a new record; raises :class:`FactError`."""
+    fid = rec.id
+    if not isinstance(fid, str) or not fid.strip():
+        raise _err(where, fid, "id", "missing or not a non-empty string")
+    if not isinstance(rec.text, str) or not rec.text.strip():
+        raise _err(where, fid, "text", "missing or not a non-empty string")
+    cats = _categories(rec.categories, where, fid)
+    said = to_utc_naive(rec.said_at, "said_at", where, fid)
+    event = None if rec.event_time is None else to_utc_naive(rec.event_time, "event_time", where, fid)
+    if rec.slot is not None and (not isinstance(rec.slot, str) or not rec.slot.strip()):
+        raise _err(where, fid, "slot", f"expected a non-empty string or null, got {rec.slot!r}")
+    conf = rec.confidence
+    if not _is_number(conf) or not math.isfinite(conf) or not 0.0 <= conf <= 1.0:
+        raise _err(where, fid, "confidence", f"expected a number in [0, 1], got {conf!r}")
+    numeric = rec.numeric
+    if numeric is None:
+        numeric = detect_numeric(rec.text)
+    elif not isinstance(numeric, bool):
+        raise _err(where, fid, "numeric", f"expected true/false, got {numeric!r}")
+    links = _links(rec.links, where, fid)
+    session = rec.session
+    if session is not None and (not isinstance(session, int) or isinstance(session, bool)):
+        raise _err(where, fid, "session", f"expected an integer or null, got {session!r}")
+    if rec.kind not in EDGE_KINDS:
+        raise _err(where, fid, "kind", f"expected one of {EDGE_KINDS}, got {rec.kind!r}")
+    if rec.speaker is not None and not isinstance(rec.speaker, str):
+        raise _err(where, fid, "speaker", f"expected a string or null, got {rec.speaker!r}")
+    if not isinstance(rec.quarantined, bool):
+        raise _err(where, fid, "quarantined", f"expected true/false, got {rec.quarantined!r}")
+    return dataclasses.replace(
+        rec,
+        categories=cats,
+        said_at=said,
+        event_time=event,
+        confidence=float(conf),
+        numeric=numeric,
+        links=links,
+    )
