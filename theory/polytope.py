@@ -219,12 +219,13 @@ def check_farkas(A: np.ndarray, c: np.ndarray, y: np.ndarray, tol: float = 1e-9)
 
 @functools.lru_cache(maxsize=32)
 def _chebyshev_problem(rows: int, n: int):
-    """max t s.t. G α + t ≤ h (rows of G unit-norm), 0 ≤ α ≤ 1 — ``cp.Parameter`` problem."""
+    """max t s.t. G α + t ≤ h (rows of G unit-norm), 0 ≤ α ≤ 1 — ``cp.Parameter`` problem
+    (bounded: t ≤ h_i − G_i α over the box)."""
     G = cp.Parameter((rows, n))
     h = cp.Parameter(rows)
     alpha = cp.Variable(n)
     t = cp.Variable()
-    prob = cp.Problem(cp.Maximize(t), [G @ alpha + t <= h, alpha >= 0, alpha <= 1, t <= 1])
+    prob = cp.Problem(cp.Maximize(t), [G @ alpha + t <= h, alpha >= 0, alpha <= 1])
     return prob, G, h, alpha, t
 
 
@@ -239,9 +240,8 @@ def max_margin_point(G: np.ndarray, h: np.ndarray) -> tuple[np.ndarray, float]:
         raise ValueError(f"G: row {int(np.flatnonzero(norms == 0)[0])} is all zero (a constant constraint)")
     Gn, hn = G / norms[:, None], h / norms
     R = 1 << int(np.ceil(np.log2(max(len(hn), 2))))
-    Gp = np.zeros((R, G.shape[1]))
-    hp = np.full(R, 2.0)  # padding rows: 0 + t ≤ 2, never binding (t ≤ 1)
-    Gp[: len(hn)], hp[: len(hn)] = Gn, hn
+    pad = np.arange(R) % len(hn)  # padding rows repeat real rows: same feasible set and optimum
+    Gp, hp = Gn[pad], hn[pad]
     prob, Gpar, hpar, alpha, t = _chebyshev_problem(R, G.shape[1])
     Gpar.value, hpar.value = Gp, hp
     prob.solve(solver=_SOLVER)
