@@ -34,6 +34,8 @@ from frcore import N_CATEGORIES
 
 #: Our choice: blend-level margin m a requirement must clear (b_s − b_x ≥ m).
 DEFAULT_MARGIN = 1e-3
+#: Interval gaps at or below this count as feasible (no certificate can verify a smaller gap).
+GAP_TOL = 1e-9
 PRESERVATION, SUPPRESSION = 0, 1
 #: Clarabel (interior point, quiet); every answer is re-checked with NumPy anyway.
 _SOLVER = "CLARABEL"
@@ -146,7 +148,7 @@ def cross_pair_infeasible(pairs: Pairs, margin: float = DEFAULT_MARGIN) -> tuple
     S = np.flatnonzero(alone & (pairs.kind == SUPPRESSION))
     pi, si = np.meshgrid(P, S, indexing="ij")
     pi, si = pi.ravel(), si.ravel()
-    infeasible = np.maximum(lo[pi], lo[si]) > np.minimum(hi[pi], hi[si])
+    infeasible = np.maximum(lo[pi], lo[si]) > np.minimum(hi[pi], hi[si]) + GAP_TOL
     return pi, si, infeasible
 
 
@@ -195,6 +197,26 @@ def farkas_certificate(A: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.nda
     prob.solve(solver=_SOLVER)
     yv = np.zeros(R) if y.value is None else np.asarray(y.value)
     return A_full, c_full, yv[: A_full.shape[0]]
+
+
+def interval_certificate(a: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Closed-form Farkas certificate of the 1-D system a_i α ≤ c_i, 0 ≤ α ≤ 1 (box rows appended
+    as in :func:`farkas_certificate`): weight 1/|a| on the row giving the largest lower bound and
+    on the row giving the smallest upper bound, so yᵀA = 0 and yᵀc = hi − lo. Unchecked."""
+    a = np.asarray(a, dtype=np.float64).ravel()
+    c = np.asarray(c, dtype=np.float64).ravel()
+    A_full = np.concatenate([a, [1.0, -1.0]])[:, None]
+    c_full = np.concatenate([c, [1.0, 0.0]])
+    af = A_full[:, 0]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        bound = c_full / af
+    up = np.where(af > 0, bound, np.inf)
+    low = np.where(af < 0, bound, -np.inf)
+    j, i = int(np.argmin(up)), int(np.argmax(low))
+    y = np.zeros(len(af))
+    y[j] += 1.0 / af[j]
+    y[i] += 1.0 / -af[i]
+    return A_full, c_full, y / y.sum()
 
 
 def check_farkas(A: np.ndarray, c: np.ndarray, y: np.ndarray, tol: float = 1e-9) -> bool:
