@@ -20,7 +20,7 @@ witness task right.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Callable, Iterable, Sequence
 
@@ -268,7 +268,15 @@ def thm1_histories(
 
 def removal_witness(component: str) -> tuple[Task, Task]:
     """The witness for removing one basis component (A.7.1–A.7.4): two tasks that only that
-    component (through the score or through the derived state) tells apart."""
+    component (through the score or through the derived state) tells apart.
+
+    Both tasks of a pair share the query intent, so the argument holds for scorers that see the
+    intent too. For ξ this is our construction, not the paper's wording ("current vs
+    change-history queries need opposite rankings"): a scorer that sees the intent and Δt could
+    flip its ranking by intent on one history, so the pair instead holds the intent fixed and
+    changes the hidden lifecycle event — the newer same-slot value B supersedes A (current: B)
+    or B was retracted (current: A) — with identical (σ, Δt, c, κ, h).
+    """
     fresh = (1.0, 1.0, 2.0)
     if component == "c":  # A.7.1: older FINANCIAL preserved vs newer-looking LOGISTICAL suppressed
         old = (2000.0, 2000.0, 400.0)
