@@ -322,6 +322,22 @@ def bert_mean_pooled(
     return pooled / jnp.maximum(norm, 1e-12)
 
 
+@functools.lru_cache(maxsize=4)
+def _load_bert_cached(path: str, n_layers: int) -> _BertParams:
+    return _load_bert(Path(path), n_layers)
+
+
+#: Number of traces of :func:`_encode_jit` (a list so the traced function can bump it).
+_TRACES = [0]
+
+
+@functools.partial(jax.jit, static_argnames=("n_heads", "eps"))
+def _encode_jit(params: _BertParams, ids: jax.Array, mask: jax.Array, *, n_heads: int, eps: float) -> jax.Array:
+    """Jitted :func:`bert_mean_pooled`; compiles once per (batch, sequence) shape."""
+    _TRACES[0] += 1  # Python side effect: runs only while tracing
+    return bert_mean_pooled(params, ids, mask, n_heads=n_heads, eps=eps)
+
+
 def _bucket(n: int, buckets: Sequence[int], what: str) -> int:
     """Smallest bucket ≥ n."""
     for bkt in buckets:
@@ -337,7 +353,8 @@ class MiniLMEmbedder:
     pieces including [CLS]/[SEP]), sorted by length, cut into batches of at most
     ``max_batch``, and each batch is padded to the next (batch, sequence) bucket of
     :data:`BATCH_BUCKETS` × :data:`SEQ_BUCKETS`, so the encoder compiles at most once per bucket
-    pair. ``trace_count`` counts traces of the encoder (for tests).
+    pair. The jitted encoder and the loaded weights are shared by all instances (so instances
+    differing only in ``max_batch`` share compilations); ``trace_count`` counts its traces.
 
     Args:
         model_dir: folder with ``model.safetensors``, ``tokenizer.json``, ``config.json``;
@@ -390,15 +407,13 @@ class MiniLMEmbedder:
         self._tok = Tokenizer.from_file(str(d / "tokenizer.json"))
         self._tok.no_padding()
         self._tok.enable_truncation(max_length=self.max_seq_length)
-        self._params = _load_bert(d / "model.safetensors", int(cfg["num_hidden_layers"]))
-        self.trace_count = 0
-        n_heads, eps = int(cfg["num_attention_heads"]), float(cfg["layer_norm_eps"])
+        self._params = _load_bert_cached(str((d / "model.safetensors").resolve()), int(cfg["num_hidden_layers"]))
+        self._n_heads, self._eps = int(cfg["num_attention_heads"]), float(cfg["layer_norm_eps"])
 
-        def forward(params: _BertParams, ids: jax.Array, mask: jax.Array) -> jax.Array:
-            self.trace_count += 1  # runs only while tracing: counts compilations
-            return bert_mean_pooled(params, ids, mask, n_heads=n_heads, eps=eps)
-
-        self._forward = jax.jit(forward)
+    @property
+    def trace_count(self) -> int:
+        """Traces (= compilations) of the shared jitted encoder so far, over all instances."""
+        return _TRACES[0]
 
     def __repr__(self) -> str:
         return f"MiniLMEmbedder(model_dir={str(self.model_dir)!r}, max_batch={self.max_batch})"
@@ -415,24 +430,47 @@ class MiniLMEmbedder:
             _bucket(max_len, self.seq_buckets, "sequence length"),
         )
 
+    def encode_padded(self, ids: Sequence[Sequence[int]], batch: int, seq: int) -> np.ndarray:
+        """Run the encoder on word-piece ids padded to exactly ``(batch, seq)``.
+
+        Args:
+            ids: at most ``batch`` id lists, each of length ≤ ``seq`` (from :meth:`tokenize`).
+            batch, seq: padded shape; each distinct pair compiles the encoder once.
+
+        Returns:
+            ``(len(ids), 384)`` float32 unit-norm rows (padding rows dropped).
+        """
+        if len(ids) > batch:
+            raise ValueError(f"ids: {len(ids)} sequences exceed batch={batch}")
+        if seq > self.max_seq_length:
+            raise ValueError(f"seq: {seq} exceeds max_seq_length={self.max_seq_length}")
+        tok = np.zeros((batch, seq), dtype=np.int32)
+        mask = np.zeros((batch, seq), dtype=np.float32)
+        for r, row in enumerate(ids):
+            if not 1 <= len(row) <= seq:
+                raise ValueError(f"ids: index {r}: length {len(row)} not in [1, seq={seq}]")
+            tok[r, : len(row)] = row
+            mask[r, : len(row)] = 1.0
+        out = _encode_jit(self._params, tok, mask, n_heads=self._n_heads, eps=self._eps)
+        return np.asarray(out)[: len(ids)]
+
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """Embed texts → ``(n, 384)`` float32 unit-norm rows (input order preserved)."""
+        """Embed texts → ``(n, 384)`` float32 unit-norm rows (input order preserved).
+
+        Texts are grouped by sequence bucket (a long text does not pad the short ones) and
+        each group is cut into batches of at most ``max_batch``.
+        """
         ids = self.tokenize(texts)
         n = len(ids)
         out = np.zeros((n, self.dim), dtype=np.float32)
-        if n == 0:
-            return out
-        order = sorted(range(n), key=lambda i: len(ids[i]))
-        for start in range(0, n, self.max_batch):
-            chunk = order[start:start + self.max_batch]
-            bsz, slen = self.bucket_shape(len(chunk), max(len(ids[i]) for i in chunk))
-            tok = np.zeros((bsz, slen), dtype=np.int32)
-            mask = np.zeros((bsz, slen), dtype=np.float32)
-            for r, i in enumerate(chunk):
-                tok[r, : len(ids[i])] = ids[i]
-                mask[r, : len(ids[i])] = 1.0
-            res = np.asarray(self._forward(self._params, tok, mask))
-            out[np.asarray(chunk)] = res[: len(chunk)]
+        groups: dict[int, list[int]] = {}
+        for i in sorted(range(n), key=lambda i: len(ids[i])):
+            groups.setdefault(_bucket(len(ids[i]), self.seq_buckets, "sequence length"), []).append(i)
+        for seq, members in groups.items():
+            for start in range(0, len(members), self.max_batch):
+                chunk = members[start:start + self.max_batch]
+                batch = _bucket(len(chunk), self.batch_buckets, "batch size")
+                out[np.asarray(chunk)] = self.encode_padded([ids[i] for i in chunk], batch, seq)
         return out
 
 
