@@ -421,7 +421,8 @@ def test_filler_holds_hard_distractors():
             n += 1
             with_distractor += any(qw & content_words(t["text"])
                                    for t in pool if t["id"] not in gold)
-    assert with_distractor / n >= 0.3
+    # measured 0.85 on 300 personas (seed 0); the real development split measures 0.70
+    assert with_distractor / n >= 0.6
 
 
 # --------------------------------------------------------------------------- scale

@@ -267,6 +267,12 @@ class _Builder:
         self.specials.setdefault(self.r.pick(sessions), []).append((text, tag))
         return True
 
+    def chatter(self, key: str) -> None:
+        """1–2 hard distractors (question vocabulary, nothing about the persona) in fillers."""
+        lines = V.CHATTER[key]
+        for line in self.r.sample(lines, self.r.between(1, min(2, len(lines)))):
+            self.inject(self.filler, line, None)
+
     # ------------------------------------------------------------------ components
     def slot_values(self, kind: V.SlotKind, k: int) -> list[str]:
         if kind.values == ("@company",):
@@ -329,6 +335,7 @@ class _Builder:
                 self.inject(self.fillers_between(s, N_SESSIONS + 1),
                             self.fmt(self.r.pick(kind.restate)), ("stable", fid))
             self.stables.append((kind, fid))
+            self.chatter(kind.key)
 
     def _event(self, kind: V.ExpiringKind, day: _dt.date) -> tuple[str, dict[str, str]]:
         minute = 30 if (kind.category == "LOGISTICAL_CONTEXT" and self.r.chance(0.5)) else 0
@@ -346,6 +353,7 @@ class _Builder:
         n_past = 2 if r.chance(0.75) else 3
         n_up = 1 if r.chance(0.55) else 2
         kinds = r.sample(V.EXPIRING_KINDS, n_past + n_up)
+        self.chatter("calendar")
         self.past: list[tuple[V.ExpiringKind, str]] = []
         self.upcoming: list[tuple[V.ExpiringKind, str]] = []
         for j, kind in enumerate(kinds):
@@ -380,6 +388,7 @@ class _Builder:
             self.inject(self.fillers_between(s_old, s_new), f"random thought, but {kind.say_old}",
                         ("contra_old", old))
         self.contra = (kind, old, new)
+        self.chatter(kind.slot)
 
     def retraction(self) -> None:
         kind = self.r.pick(V.RETRACTION_KINDS)
@@ -397,6 +406,7 @@ class _Builder:
         if self.r.chance(0.6):
             self.inject(self.fillers_between(s_plan, s_ret), kind.mention, ("plan", plan))
         self.retract = (kind, plan, ret, amount)
+        self.chatter(kind.key)
 
     def tentative(self) -> None:
         used = {c["kind"].slot for c in self.chains}
@@ -411,9 +421,10 @@ class _Builder:
                              links={"tentative_for": existing})
         if self.r.chance(0.3):
             self.inject(self.fillers_between(s_new, N_SESSIONS + 1),
-                        "still going back and forth on " + self.fmt(kind.say_tentative),
+                        "still going back and forth on this one: " + self.fmt(kind.say_tentative),
                         ("tent", tent))
         self.tent = (kind, existing, tent)
+        self.chatter(kind.slot)
 
     def details(self) -> None:
         r = self.r
@@ -430,7 +441,9 @@ class _Builder:
                                 self.place(2, 32), "annotated", say=self.fmt(kind.say, **extra),
                                 topic="money and numbers", numeric=True, annotated=True)
             self.numeric_details.append((kind, fid, self.fmt(kind.answer, **extra)))
+            self.chatter(kind.key)
         self.hobbies: list[tuple[V.DetailKind, str]] = []
+        self.chatter("free_time")
         for kind in r.sample(V.HOBBY_DETAILS, 2):
             fid = self.add_fact(kind.fact, self.cats(kind.categories), None, self.place(1, 20),
                                 "annotated", say=kind.say, topic="weekend plans",
@@ -638,6 +651,11 @@ def _check_vocab() -> None:
                                     *V.RETRACTION_KINDS, *V.TENTATIVE_KINDS,
                                     *V.NUMERIC_DETAILS, *V.HOBBY_DETAILS)]
     pairs += [(k.category, k.category) for k in V.EXPIRING_KINDS]
+    keys = {k.key for k in (*V.STABLE_KINDS, *V.RETRACTION_KINDS, *V.NUMERIC_DETAILS)}
+    keys |= {k.slot for k in (*V.CONTRADICTION_KINDS, *V.TENTATIVE_KINDS)}
+    missing = (keys | {"calendar", "free_time"}) - set(V.CHATTER)
+    if missing:
+        raise ValueError(f"vocabulary: no CHATTER lines for {sorted(missing)}")
     for pair in pairs:
         for name in pair:
             if name not in CATEGORY_NAMES:
