@@ -334,6 +334,7 @@ def bert_mean_pooled(
 
 @functools.lru_cache(maxsize=4)
 def _load_bert_cached(path: str, n_layers: int) -> _BertParams:
+    """Weights loaded once per checkpoint path and shared by all instances (read-only)."""
     return _load_bert(Path(path), n_layers)
 
 
@@ -360,8 +361,8 @@ class MiniLMEmbedder:
     """all-MiniLM-L6-v2 sentence embeddings (384-d) computed by a jit-compiled JAX encoder.
 
     Texts are tokenized (BERT uncased WordPiece, truncated to ``max_seq_length=256`` word
-    pieces including [CLS]/[SEP]), sorted by length, cut into batches of at most
-    ``max_batch``, and each batch is padded to the next (batch, sequence) bucket of
+    pieces including [CLS]/[SEP]), sorted by length, grouped by sequence bucket, cut into
+    batches of at most ``max_batch``, and each batch is padded to its (batch, sequence) bucket of
     :data:`BATCH_BUCKETS` × :data:`SEQ_BUCKETS`, so the encoder compiles at most once per bucket
     pair. The jitted encoder and the loaded weights are shared by all instances (so instances
     differing only in ``max_batch`` share compilations); ``trace_count`` counts its traces.
