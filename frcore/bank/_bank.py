@@ -4,6 +4,7 @@ eight-stage pipeline, behind add / retract / erase / query / explain / export.""
 from __future__ import annotations
 
 import datetime as _dt
+import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -17,6 +18,27 @@ from ._pipeline import PipelineConfig, Retrieval, clock_ages, retrieve
 from ._query import Router, check_intent, infer_intent, routing_from_categories
 
 EPOCH = _dt.datetime(1970, 1, 1)
+
+
+def owner_pattern(owner: str | None):
+    """Regex matching the bank owner's full name or any part of it (with a possessive).
+
+    A memory bank belongs to one user; their own name carries no information for retrieval
+    inside it but dominates sentence embeddings ("Where does Ana live?" vs "Moved to a studio").
+    Texts are embedded and BM25-indexed with the owner's name replaced by "the user" (our
+    choice, documented; the stored text is unchanged).
+    """
+    if not owner or not owner.strip():
+        return None
+    parts = [owner.strip()] + [p for p in re.split(r"\s+", owner.strip()) if len(p) > 1]
+    alts = "|".join(re.escape(p) for p in sorted(set(parts), key=len, reverse=True))
+    return re.compile(rf"\b(?:{alts})(?:'s|’s)?\b")
+
+
+def neutralize(text: str, pattern) -> str:
+    if pattern is None:
+        return text
+    return pattern.sub(lambda m: "the user's" if m.group(0).endswith(("'s", "’s")) else "the user", text)
 
 
 def to_hours(t: _dt.datetime) -> float:
@@ -96,21 +118,30 @@ class Bank:
     ['f1']
     """
 
-    def __init__(self, store, embedder, params: LifecycleParams | None = None, router: Router | None = None):
+    def __init__(self, store, embedder, params: LifecycleParams | None = None, router: Router | None = None, owner: str | None = None):
         self.store = store
         self.embedder = embedder
+        self.owner = owner
+        self._owner_re = owner_pattern(owner)
+        # Vectors depend on the owner normalisation: cache them under a key that says so.
+        self.embedding_key = embedder.name + (f"|owner={owner.strip().lower()}" if self._owner_re else "")
         self.params = validate_params(params) if params is not None else default_params()
         self.router = router if router is not None else Router(embedder)
         self._views: dict[tuple, _View] = {}
 
     # ------------------------------------------------------------------ lifecycle
     @classmethod
-    def open(cls, path: str, embedder: str | Any = "hash", params: LifecycleParams | None = None) -> "Bank":
-        """Open (or create) the bank at ``path`` with an embedder name (``hash``, ``minilm``) or object."""
+    def open(cls, path: str, embedder: str | Any = "hash", params: LifecycleParams | None = None, owner: str | None = None) -> "Bank":
+        """Open (or create) the bank at ``path`` with an embedder name (``hash``, ``minilm``) or
+        object; ``owner`` is the name of the user whose memory this is (see :func:`owner_pattern`)."""
         from ._store import Store
 
         emb = get_embedder(embedder) if isinstance(embedder, str) else embedder
-        return cls(Store.open(path), emb, params)
+        return cls(Store.open(path), emb, params, owner=owner)
+
+    def normalize(self, text: str) -> str:
+        """The text as embedded and indexed: the owner's name replaced by "the user"."""
+        return neutralize(text, self._owner_re)
 
     def close(self) -> None:
         self.store.close()
@@ -146,14 +177,14 @@ class Bank:
     def _embed_missing(self, ids: Sequence[str]) -> None:
         if not ids:
             return
-        _, missing = self.store.get_embeddings(self.embedder.name, ids)
+        _, missing = self.store.get_embeddings(self.embedding_key, ids)
         if missing:
             texts = {e.id: e.text for e in self.store.edges() if e.id in set(missing)}
             order = [i for i in missing if i in texts]
             for start in range(0, len(order), 256):
                 chunk = order[start : start + 256]
-                vecs = np.asarray(self.embedder.embed([texts[i] for i in chunk]), dtype=np.float32)
-                self.store.put_embeddings(self.embedder.name, chunk, vecs)
+                vecs = np.asarray(self.embedder.embed([self.normalize(texts[i]) for i in chunk]), dtype=np.float32)
+                self.store.put_embeddings(self.embedding_key, chunk, vecs)
 
     # ------------------------------------------------------------------ reads
     def _view(self, at: _dt.datetime, known_at: _dt.datetime | None, include_quarantined: bool) -> _View:
@@ -163,10 +194,10 @@ class Bank:
             return view
         snap = self.store.snapshot(at, known_at=known_at, include_quarantined=include_quarantined)
         ids = list(snap.ids)
-        vecs, missing = self.store.get_embeddings(self.embedder.name, ids)
+        vecs, missing = self.store.get_embeddings(self.embedding_key, ids)
         if missing:
             self._embed_missing(missing)
-            vecs, missing = self.store.get_embeddings(self.embedder.name, ids)
+            vecs, missing = self.store.get_embeddings(self.embedding_key, ids)
         vecs = np.asarray(vecs, dtype=np.float32).reshape(len(ids), -1)
         eligible = np.ones(len(ids), dtype=bool)
         if missing:  # erased edges keep no vector: they can never surface
@@ -174,7 +205,7 @@ class Bank:
             eligible &= np.array([i not in miss for i in ids], dtype=bool)
         if len(self._views) > 8:
             self._views.clear()
-        view = _View(snap, vecs, LexicalIndex(list(snap.texts)), clock_ages(snap.said_at_h, to_hours(at)), eligible)
+        view = _View(snap, vecs, LexicalIndex([self.normalize(t) for t in snap.texts]), clock_ages(snap.said_at_h, to_hours(at)), eligible)
         self._views[key] = view
         return view
 
@@ -210,15 +241,16 @@ class Bank:
             cfg = _replace(cfg, k=int(k))
         view = self._view(at_t, known_t, include_quarantined)
         snap = view.snapshot
-        qv = np.asarray(query_vec if query_vec is not None else self.embedder.embed([text])[0], dtype=np.float32)
+        qtext = self.normalize(text)
+        qv = np.asarray(query_vec if query_vec is not None else self.embedder.embed([qtext])[0], dtype=np.float32)
         if intent is None:
-            decision = infer_intent(text)
+            decision = infer_intent(qtext)
             intent_name, rule = decision.intent, decision.rule
         else:
             intent_name, rule = check_intent(intent), "given"
-        routing = routing_from_categories(categories) if categories is not None else self.router.route(text, qv)
+        routing = routing_from_categories(categories) if categories is not None else self.router.route(qtext, qv)
         cosine = view.vectors @ qv if len(snap.ids) else np.zeros(0)
-        bm = view.lexical.scores(text) if len(snap.ids) else np.zeros(0)
+        bm = view.lexical.scores(qtext) if len(snap.ids) else np.zeros(0)
         r: Retrieval = retrieve(
             weights=snap.weights,
             said_at_h=snap.said_at_h,

@@ -31,10 +31,10 @@ def _iso(t: _dt.datetime | None) -> str | None:
     return None if t is None else t.isoformat()
 
 
-def bank_records(suite: Suite, router: Router, embedder) -> list[dict]:
+def bank_records(suite: Suite, router: Router, embedder, normalize=lambda t: t) -> list[dict]:
     """The persona's corpus as bank fact dicts (no ``role``; turns categorised by the router)."""
     items = corpus(suite)
-    turn_texts = [it.text for it in items if it.kind == "turn"]
+    turn_texts = [normalize(it.text) for it in items if it.kind == "turn"]
     vecs = iter(np.asarray(embedder.embed(turn_texts)) if turn_texts else [])
     out = []
     for it in items:
@@ -48,7 +48,7 @@ def bank_records(suite: Suite, router: Router, embedder) -> list[dict]:
                 rec["numeric"] = bool(it.numeric)
         else:
             rec = {
-                "id": it.id, "text": it.text, "categories": router.categorize(it.text, next(vecs)),
+                "id": it.id, "text": it.text, "categories": router.categorize(normalize(it.text), next(vecs)),
                 "said_at": _iso(it.said_at), "session": it.session, "kind": "turn", "speaker": "user",
             }
         out.append(rec)
@@ -70,15 +70,17 @@ def run_persona(
     base_params: LifecycleParams | None = None,
     keep_terms: bool = True,
     workdir: str | None = None,
+    owner_aware: bool = True,
 ) -> list[dict]:
     """Every question of one persona under every system → per-question records."""
     router = Router(embedder)
     tmp = tempfile.TemporaryDirectory(dir=workdir)
     try:
-        bank = Bank.open(os.path.join(tmp.name, f"{suite.persona}.db"), embedder=embedder)
+        # The bank knows whose memory it is (the persona's name), as any deployed bank would.
+        bank = Bank.open(os.path.join(tmp.name, f"{suite.persona}.db"), embedder=embedder, owner=suite.name if owner_aware else None)
         bank.router = router
-        bank.add(bank_records(suite, router, embedder))
-        q_vecs = np.asarray(embedder.embed([q.text for q in suite.questions]))
+        bank.add(bank_records(suite, router, embedder, bank.normalize))
+        q_vecs = np.asarray(embedder.embed([bank.normalize(q.text) for q in suite.questions]))
         params = {s.name: s.params(base_params) for s in systems}
         out = []
         for qi, q in enumerate(suite.questions):
