@@ -86,12 +86,14 @@ def candidate_arrays(draw, min_k: int = 1, max_k: int = 12, weight_mode: str | N
 
 
 @st.composite
-def candidates(draw, min_k: int = 1, max_k: int = 12, pad: bool | None = None, weight_mode: str | None = None):
-    """A validated :class:`frcore.Candidates` (float32), optionally padded to its bucket."""
+def candidates(draw, min_k: int = 1, max_k: int = 12, pad: bool | None = None, weight_mode: str | None = None,
+               pad_to: int | None = None):
+    """A validated :class:`frcore.Candidates` (float32), optionally padded (to ``pad_to`` or to
+    its bucket)."""
     raw = draw(candidate_arrays(min_k, max_k, weight_mode))
     pad = draw(st.booleans()) if pad is None else pad
     k = raw["sim"].shape[0]
-    return fr.make_candidates(**raw, pad_to=fr.bucket_size(k) if pad else None)
+    return fr.make_candidates(**raw, pad_to=(pad_to or fr.bucket_size(k)) if pad else None)
 
 
 @st.composite

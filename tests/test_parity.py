@@ -43,17 +43,20 @@ def _takes_config(name: str) -> bool:
 
 
 @functools.cache
-def _jitted(name: str):
-    """The kernel under jit (single-candidate kernels are jitted here; batched ones already are)."""
+def _jitted(name: str, jit: bool):
+    """The kernel as called: batched kernels are jitted by frcore; single-candidate kernels run
+    eagerly (op-by-op dispatch is cached across configs, a jit per config would cost a compile
+    each) or, with ``jit``, under a fresh ``jax.jit``. Both paths run inside the jitted batched
+    kernels too, which are tested over every config below."""
     fn = getattr(fr, name)
-    if name in SINGLE:
+    if name in SINGLE and jit:
         return jax.jit(fn, static_argnames=("config",) if _takes_config(name) else ())
     return fn
 
 
 @st.composite
-def single_args(draw, name: str):
-    """Arguments of one single-candidate kernel, drawn together (one edge, one query)."""
+def single_inputs(draw) -> dict:
+    """Arguments of every single-candidate kernel, drawn together (one edge, one query)."""
     p = draw(st.one_of(st.just(fr.default_params()), params()))
     c = fr.make_candidates(**draw(candidate_arrays(1, 1)))
     c = fr.Candidates(*(leaf[0] for leaf in c))
@@ -70,16 +73,16 @@ def single_args(draw, name: str):
         "routing_term": (p, c.weights, q.routing),
         "supersession_term": (c.state, c.confidence),
         "score": (p, q, c),
-    }[name]
+    }
 
 
 def _twin_args(args):
     return tuple(ref_params(a) if isinstance(a, fr.LifecycleParams) else to_numpy(a) for a in args)
 
 
-def _check(name: str, args, config) -> None:
+def _check(name: str, args, config, jit: bool = False) -> None:
     kw = {"config": config} if _takes_config(name) else {}
-    got = _jitted(name)(*args, **kw)
+    got = _jitted(name, jit)(*args, **kw)
     want = REFERENCE[name](*_twin_args(args), **kw)
     tree_allclose(got, want, name=name)
 
@@ -88,28 +91,42 @@ CONFIG_IDS = list(CONFIGS)
 
 
 @pytest.mark.parametrize("config_id", CONFIG_IDS)
-@pytest.mark.parametrize("name", [n for n in SINGLE if _takes_config(n)])
-@settings(max_examples=15)
-@given(data=st.data())
-def test_single_candidate_kernel_parity(name, config_id, data):
-    _check(name, data.draw(single_args(name)), CONFIGS[config_id])
+@settings(max_examples=20)
+@given(inputs=single_inputs())
+def test_single_candidate_kernel_parity(config_id, inputs):
+    """Every config-taking single-candidate kernel on the same drawn edge (eager dispatch)."""
+    for name in SINGLE:
+        if _takes_config(name):
+            _check(name, inputs[name], CONFIGS[config_id])
 
 
-@pytest.mark.parametrize("name", [n for n in SINGLE if not _takes_config(n)])
 @settings(max_examples=40)
-@given(data=st.data())
-def test_config_free_kernel_parity(name, data):
-    _check(name, data.draw(single_args(name)), None)
+@given(inputs=single_inputs())
+def test_config_free_kernel_parity(inputs):
+    for name in SINGLE:
+        if not _takes_config(name):
+            _check(name, inputs[name], None)
+
+
+@settings(max_examples=10)
+@given(inputs=single_inputs())
+def test_single_candidate_kernel_parity_under_jit(inputs):
+    for name in SINGLE:
+        _check(name, inputs[name], fr.ScoreConfig() if _takes_config(name) else None, jit=True)
 
 
 @pytest.mark.parametrize("config_id", CONFIG_IDS)
 @settings(max_examples=10)
-@given(p=st.one_of(st.just(fr.default_params()), params()), q=queries(), c=candidates(1, 16, pad=True))
+@given(p=st.one_of(st.just(fr.default_params()), params()), q=queries(), c=candidates(1, 16, pad=True, pad_to=16))
 def test_score_candidates_parity(config_id, p, q, c):
     _check("score_candidates", (p, q, c), CONFIGS[config_id])
 
 
-@pytest.mark.parametrize("config_id", CONFIG_IDS)
+#: the batched-over-queries / over-params forms are the same vmapped kernel: a few configs suffice
+BATCH_CONFIG_IDS = ["full", "lifecycle-off", "everything-off", "cognitive"]
+
+
+@pytest.mark.parametrize("config_id", BATCH_CONFIG_IDS)
 @settings(max_examples=6)
 @given(data=st.data())
 def test_score_queries_parity(config_id, data):
@@ -119,7 +136,7 @@ def test_score_queries_parity(config_id, data):
     _check("score_queries", (p, qs, cs), CONFIGS[config_id])
 
 
-@pytest.mark.parametrize("config_id", CONFIG_IDS)
+@pytest.mark.parametrize("config_id", BATCH_CONFIG_IDS)
 @settings(max_examples=4)
 @given(data=st.data())
 def test_score_sweep_parity(config_id, data):
