@@ -79,6 +79,10 @@ class QueryResult:
     results: tuple[dict[str, Any], ...]
     n_candidates: int = 0
     n_distilled: int = 0
+    #: the scored candidate set (ids in kernel order, validated kernel inputs) for sweeps
+    candidate_ids: tuple[str, ...] = ()
+    candidates: Any = field(default=None, repr=False, compare=False)
+    kernel_query: Any = field(default=None, repr=False, compare=False)
 
     @property
     def ids(self) -> list[str]:
@@ -280,6 +284,7 @@ class Bank:
             }
             for x in r.results
         )
-        return QueryResult(text, at_t, intent_name, rule, routing.as_dict(), results, r.n_candidates, r.n_distilled)
+        cand_ids = tuple(str(snap.ids[i]) for i in r.rows) if r.rows is not None else ()
+        return QueryResult(text, at_t, intent_name, rule, routing.as_dict(), results, r.n_candidates, r.n_distilled, cand_ids, r.candidates, r.query)
 
     explain = query  # the result already carries every named term; the CLI renders it in full

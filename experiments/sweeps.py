@@ -1,0 +1,521 @@
+"""Sweeps as batched computations over the benchmark's scored candidate sets (issue 6).
+
+Every question of a suite is run once through FR-Bank's pipeline with the default FR-full
+configuration; its scored candidate set (≤ 20 edges after distillation, padded to a bucket of 32)
+is kept. A sweep over parameters is then **one** ``frcore.score_sweep`` call over stacked
+parameter sets (P, Q, 32), never a Python loop over settings. Metadata-noise sweeps perturb the
+bank's metadata (slots, categories, retractions, event times), re-derive lifecycle states with
+the bank's own rules and re-score the same candidate rows; the candidate set itself is held
+fixed (our simplification: the stages before scoring are not re-run), which isolates the
+scoring layer's sensitivity.
+
+Each sweep is a named frozen config; each writes a results file recording config, seed, data
+source and git revision. ``--scheduler ADDRESS`` runs the grid of noise settings on a Dask
+cluster (dask.distributed); otherwise it runs in-process.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import jax.numpy as jnp
+import numpy as np
+from scipy import stats
+
+import frcore
+from frcore import ScoreConfig, default_params, score_sweep, stack_params, top_k
+from frcore._ontology import CATEGORY_NAMES, N_CATEGORIES
+from frcore._types import State
+from frcore.bank._bank import Bank, to_hours
+from frcore.bank._lifecycle import derive_states
+from frcore.bench._metrics import mcnemar, paired_bootstrap, question_outcome
+from frcore.bench._runner import bank_records, git_revision
+from frcore.bench._systems import SYSTEMS, cognitive_partition, collapse_params
+
+K = 10
+MULTIPLIERS = (0.25, 0.33, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0)
+#: Category pairs a classifier confuses (our choice of pairs, following the paper's B.1.2 idea).
+CONFUSED_PAIRS = (
+    ("OBLIGATIONS", "LOGISTICAL_CONTEXT"),
+    ("PREFERENCES_HABITS", "HOBBIES_RECREATION"),
+    ("IDENTITY_SELF_CONCEPT", "RELATIONAL_BONDS"),
+    ("PROJECTS_ENDEAVORS", "INTELLECTUAL_INTERESTS"),
+    ("HEALTH_WELLBEING", "PREFERENCES_HABITS"),
+)
+
+
+# ----------------------------------------------------------------------------- the table
+
+
+@dataclass
+class SweepTable:
+    """Scored candidate sets of every question, stacked for batched re-scoring."""
+
+    questions: list[dict]  # persona, id, attack_vector, support, wrong, at
+    cand_ids: np.ndarray  # (Q, B) object, "" for padding
+    cands: frcore.Candidates  # stacked (Q, B)
+    queries: frcore.Query  # stacked (Q,)
+    edges: dict[str, list]  # persona → FactRecords of the bank
+    source: str = ""
+
+    @property
+    def n(self) -> int:
+        return len(self.questions)
+
+
+def build_table(suites, embedder, source: str = "", progress: bool = True) -> SweepTable:
+    """Run FR-full on every question once and keep its scored candidate set."""
+    import os
+    import tempfile
+
+    from tqdm import tqdm
+
+    from frcore.bank._query import Router
+
+    full = SYSTEMS["fr-full"]
+    qs, ids, cands, queries, edges = [], [], [], [], {}
+    bucket = frcore.bucket_size(full.pipeline.n_distill or 32)
+    router = Router(embedder)
+    for suite in tqdm(suites, desc="building candidate sets", unit="persona", disable=not progress):
+        with tempfile.TemporaryDirectory() as tmp:
+            bank = Bank.open(os.path.join(tmp, "b.db"), embedder=embedder, owner=suite.name)
+            bank.router = router
+            bank.add(bank_records(suite, router, embedder, bank.normalize))
+            edges[suite.persona] = list(bank.store.edges())
+            qv = np.asarray(embedder.embed([bank.normalize(q.text) for q in suite.questions]))
+            for i, q in enumerate(suite.questions):
+                res = bank.query(q.text, at=q.asked_at, config=full.pipeline, query_vec=qv[i])
+                c = res.candidates
+                if c is None or c.sim.shape[0] != bucket:
+                    raise RuntimeError(f"question {q.id}: unexpected candidate bucket")
+                qs.append({"persona": suite.persona, "id": q.id, "attack_vector": q.attack_vector, "support": list(q.support), "wrong": list(q.wrong), "at_h": to_hours(q.asked_at)})
+                row = np.full(bucket, "", dtype=object)
+                row[: len(res.candidate_ids)] = res.candidate_ids
+                ids.append(row)
+                cands.append(c)
+                queries.append(res.kernel_query)
+            bank.close()
+    return SweepTable(qs, np.stack(ids), frcore.stack_candidates(cands), frcore.stack_queries(queries), edges, source)
+
+
+# ----------------------------------------------------------------------------- evaluation
+
+
+def scores(table: SweepTable, params_stack, config: ScoreConfig = ScoreConfig(), cands=None) -> np.ndarray:
+    """(P, Q, B) totals for stacked params: one batched call."""
+    return np.asarray(score_sweep(params_stack, table.queries, cands if cands is not None else table.cands, config).total)
+
+
+def rankings(total: np.ndarray, table: SweepTable) -> list:
+    """(…, Q, B) totals → per (…, Q) the ranked ids of the top-10 (finite scores only)."""
+    vals, idx = top_k(jnp.asarray(total), K)
+    vals, idx = np.asarray(vals), np.asarray(idx)
+    q_axis = np.arange(total.shape[-2])
+    ids = table.cand_ids[q_axis[:, None], idx]  # broadcast over leading axes
+    out = np.empty(total.shape[:-1], dtype=object)
+    for pos in np.ndindex(total.shape[:-1]):
+        ok = np.isfinite(vals[pos])
+        out[pos] = [str(x) for x in ids[pos][ok]]
+    return out
+
+
+def passes(ranked: np.ndarray, table: SweepTable) -> np.ndarray:
+    """(…, Q) booleans: the paper's pass rule per question."""
+    out = np.zeros(ranked.shape, dtype=bool)
+    for pos in np.ndindex(ranked.shape):
+        q = table.questions[pos[-1]]
+        out[pos] = question_outcome(q["attack_vector"], ranked[pos], q["support"], q["wrong"]).passed
+    return out
+
+
+def jaccard(a: Sequence[str], b: Sequence[str]) -> float:
+    sa, sb = set(a), set(b)
+    return 1.0 if not sa and not sb else len(sa & sb) / len(sa | sb)
+
+
+def kendall(x: np.ndarray, y: np.ndarray) -> float:
+    """Kendall τ-b between two score vectors over the candidates finite in both."""
+    ok = np.isfinite(x) & np.isfinite(y)
+    if ok.sum() < 2:
+        return 1.0
+    t = stats.kendalltau(x[ok], y[ok]).statistic
+    return 1.0 if not np.isfinite(t) else float(t)
+
+
+def compare_to(reference_total: np.ndarray, total: np.ndarray, table: SweepTable) -> dict:
+    """Jaccard@10, Kendall τ and displaced edges per query between a reference and others.
+
+    ``reference_total`` is (Q, B); ``total`` is (P, Q, B). Returns (P, Q) arrays.
+    """
+    ref = rankings(reference_total, table)
+    rk = rankings(total, table)
+    P, Q = total.shape[:2]
+    jac = np.zeros((P, Q))
+    tau = np.zeros((P, Q))
+    disp = np.zeros((P, Q))
+    for p in range(P):
+        for q in range(Q):
+            jac[p, q] = jaccard(ref[q], rk[p, q])
+            tau[p, q] = kendall(reference_total[q], total[p, q])
+            disp[p, q] = len(set(ref[q]) - set(rk[p, q]))
+    return {"jaccard": jac, "tau": tau, "displaced": disp, "ranked": rk, "reference_ranked": ref}
+
+
+# ----------------------------------------------------------------------------- configs
+
+
+@dataclass(frozen=True)
+class MultiplierSweep:
+    name: str = "multiplier"
+    multipliers: tuple[float, ...] = MULTIPLIERS
+    feasible_jaccard: float = 0.95
+
+
+@dataclass(frozen=True)
+class AlphaSweep:
+    name: str = "alpha"
+    coarse: tuple[float, ...] = tuple(round(x, 2) for x in np.linspace(0.0, 1.0, 11))
+    fine: tuple[float, ...] = tuple(round(x, 3) for x in np.linspace(0.0, 0.4, 9))
+    alpha_level: float = 0.05
+
+
+@dataclass(frozen=True)
+class NoiseSweep:
+    name: str = "metadata_noise"
+    kinds: tuple[str, ...] = ("slot_key", "category", "retraction", "event_time")
+    rates: tuple[float, ...] = (0.05, 0.1, 0.2, 0.3)
+    seeds: tuple[int, ...] = (0, 1, 2)
+
+
+@dataclass(frozen=True)
+class LabelPerturbation:
+    name: str = "label_perturbation"
+    rates: tuple[float, ...] = (0.1, 0.25, 0.5)
+    seeds: tuple[int, ...] = (0, 1, 2, 3, 4)
+    pairs: tuple[tuple[str, str], ...] = CONFUSED_PAIRS
+
+
+@dataclass(frozen=True)
+class Granularity:
+    name: str = "granularity"
+    ks: tuple[int, ...] = tuple(range(1, N_CATEGORIES + 1))
+
+
+def _meta(config, seed: int | None, table: SweepTable) -> dict:
+    return {"config": dataclasses.asdict(config), "seed": seed, "data_source": table.source, "git_revision": git_revision(), "n_questions": table.n}
+
+
+def run_multiplier(table: SweepTable, cfg: MultiplierSweep = MultiplierSweep()) -> dict:
+    """Per-category decay multiplier sweep: Jaccard@10 and Kendall τ against the default
+    ranking; the feasible region per category is where mean Jaccard ≥ 0.95 (paper: 10 of 11
+    categories tolerate 0.25x–4x; RELATIONAL_BONDS 0.33x–4x)."""
+    base = default_params()
+    sets = []
+    for c in range(N_CATEGORIES):
+        for m in cfg.multipliers:
+            mult = np.ones(N_CATEGORIES)
+            mult[c] = m
+            sets.append(frcore.scale_rates(base, mult))
+    total = scores(table, stack_params(sets))
+    ref = scores(table, stack_params([base]))[0]
+    cmp_ = compare_to(ref, total, table)
+    per = {}
+    M = len(cfg.multipliers)
+    for c, name in enumerate(CATEGORY_NAMES):
+        jac = cmp_["jaccard"][c * M : (c + 1) * M].mean(axis=1)
+        tau = cmp_["tau"][c * M : (c + 1) * M].mean(axis=1)
+        ok = [m for m, j in zip(cfg.multipliers, jac) if j >= cfg.feasible_jaccard]
+        per[name] = {
+            "multipliers": list(cfg.multipliers),
+            "jaccard": [round(float(x), 5) for x in jac],
+            "tau": [round(float(x), 5) for x in tau],
+            "feasible": [min(ok), max(ok)] if ok else None,
+            "whole_range": bool(len(ok) == M),
+        }
+    n_whole = sum(v["whole_range"] for v in per.values())
+    return {**_meta(cfg, None, table), "per_category": per, "n_whole_range": n_whole, "paper": {"n_whole_range": 10, "RELATIONAL_BONDS": [0.33, 4.0]}}
+
+
+def run_alpha(table: SweepTable, cfg: AlphaSweep = AlphaSweep()) -> dict:
+    """Global α sweeps (coarse and fine) against FR-full's category-specific α: pass rates,
+    paired bootstrap CIs and McNemar tests, Bonferroni-corrected over the fine grid
+    (paper: all fine-grained p-values fail Bonferroni at p < 0.0056)."""
+    base = default_params()
+    ref_pass = passes(rankings(scores(table, stack_params([base]))[0], table), table)
+    out = {**_meta(cfg, None, table), "fr_full_pass": float(ref_pass.mean())}
+    for grid_name, grid in (("coarse", cfg.coarse), ("fine", cfg.fine)):
+        sets = [frcore.replace_params(base, global_alpha=a) for a in grid]
+        total = scores(table, stack_params(sets), ScoreConfig(global_alpha=True))
+        p = passes(rankings(total, table), table)
+        rows = []
+        bonf = cfg.alpha_level / len(grid)
+        for a, row in zip(grid, p):
+            mc = mcnemar(row, ref_pass)
+            bs = paired_bootstrap(row, ref_pass, n_boot=2000)
+            rows.append({"alpha": a, "pass": float(row.mean()), "diff_vs_fr_full": bs["diff"], "ci": [bs["ci_low"], bs["ci_high"]], "mcnemar_p": mc["p_value"], "significant_bonferroni": bool(mc["p_value"] < bonf)})
+        out[grid_name] = {"rows": rows, "bonferroni_threshold": bonf}
+    # Per-AV effect of a uniform α = 0.3 (paper K: AV8 drops to 12.5%).
+    t03 = scores(table, stack_params([frcore.replace_params(base, global_alpha=0.3)]), ScoreConfig(global_alpha=True))[0]
+    p03 = passes(rankings(t03, table), table)
+    out["uniform_alpha_0.3_per_av"] = _per_av(p03, table)
+    out["fr_full_per_av"] = _per_av(ref_pass, table)
+    out["paper"] = {"fine_all_fail_bonferroni": True, "bonferroni_threshold": 0.0056, "uniform_alpha_0.3_AV8": 0.125}
+    return out
+
+
+def _per_av(p: np.ndarray, table: SweepTable) -> dict:
+    out: dict[str, list] = {}
+    for q, ok in zip(table.questions, p):
+        out.setdefault(q["attack_vector"][:3], []).append(bool(ok))
+    return {k: round(float(np.mean(v)), 4) for k, v in sorted(out.items())}
+
+
+# ----------------------------------------------------------------------------- noise
+
+
+def perturb_edges(edges: list, kind: str, rate: float, rng: np.random.Generator, pairs=CONFUSED_PAIRS) -> tuple[list, set]:
+    """Return perturbed FactRecords and, for ``retraction``, the ids whose retraction flips."""
+    out = []
+    flips: set = set()
+    facts = [e for e in edges if e.kind == "fact"]
+    slots = sorted({e.slot for e in facts if e.slot}) or ["_"]
+    for e in edges:
+        if e.kind != "fact" or rng.random() >= rate:
+            out.append(e)
+            continue
+        if kind == "slot_key":
+            new = str(rng.choice(slots + [f"_noise_{rng.integers(1_000_000)}"])) if e.slot else (str(rng.choice(slots)) if rng.random() < 0.5 else None)
+            out.append(dataclasses.replace(e, slot=new))
+        elif kind == "category":
+            c = CATEGORY_NAMES[int(rng.integers(N_CATEGORIES))]
+            out.append(dataclasses.replace(e, categories={c: 1.0}))
+        elif kind == "event_time":
+            if e.event_time is None:
+                out.append(e)
+            else:
+                import datetime as dt
+
+                shift = dt.timedelta(days=float(rng.uniform(1, 30)) * (1 if rng.random() < 0.5 else -1))
+                out.append(dataclasses.replace(e, event_time=e.event_time + shift))
+        elif kind == "label_pair":
+            prim = max(e.categories, key=e.categories.get)
+            partner = next((b if a == prim else a for a, b in pairs if prim in (a, b)), None)
+            if partner is None:
+                out.append(e)
+            else:
+                cats = dict(e.categories)
+                cats[partner] = cats.get(partner, 0.0) + cats.pop(prim)
+                out.append(dataclasses.replace(e, categories=cats))
+        elif kind == "retraction":
+            flips.add(e.id)
+            out.append(e)
+        else:
+            raise ValueError(f"kind: unknown noise kind {kind!r}")
+    return out, flips
+
+
+def perturbed_candidates(table: SweepTable, kind: str, rate: float, seed: int) -> frcore.Candidates:
+    """Candidate arrays of every question with perturbed metadata (states re-derived)."""
+    rng = np.random.default_rng([seed, int(rate * 1000), hash(kind) % 10_000])
+    w = np.asarray(table.cands.weights).copy()
+    st = np.asarray(table.cands.state).copy()
+    he = np.asarray(table.cands.hours_to_event).copy()
+    has = np.asarray(table.cands.has_event).copy()
+    cache: dict[tuple, dict] = {}
+    new_edges = {}
+    for persona, edges in table.edges.items():
+        new_edges[persona] = perturb_edges(edges, kind, rate, rng)
+    for qi, q in enumerate(table.questions):
+        e, flips = new_edges[q["persona"]]
+        key = (q["persona"], q["at_h"])
+        if key not in cache:
+            import datetime as dt
+
+            at = dt.datetime(1970, 1, 1) + dt.timedelta(hours=q["at_h"])
+            states = derive_states(e, at)
+            cache[key] = {r.id: (r, int(s)) for r, s in zip(e, states)}
+        lookup = cache[key]
+        for j, cid in enumerate(table.cand_ids[qi]):
+            if not cid or cid not in lookup:
+                continue
+            rec, s = lookup[cid]
+            if kind == "retraction" and cid in flips:
+                s = int(State.ACTIVE) if s == State.RETRACTED else int(State.RETRACTED)
+            st[qi, j] = max(s, 0)
+            if kind in ("category", "label_pair"):
+                row = np.zeros(N_CATEGORIES)
+                for name, v in rec.categories.items():
+                    row[CATEGORY_NAMES.index(name)] = v
+                w[qi, j] = row / row.sum()
+            if kind == "event_time" and rec.event_time is not None:
+                he[qi, j] = to_hours(rec.event_time) - q["at_h"]
+                has[qi, j] = True
+    c = table.cands
+    return c._replace(weights=jnp.asarray(w, c.weights.dtype), state=jnp.asarray(st, jnp.int32), hours_to_event=jnp.asarray(he, c.hours_to_event.dtype), has_event=jnp.asarray(has))
+
+
+def _noise_task(table: SweepTable, kind: str, rate: float, seed: int) -> dict:
+    base = stack_params([default_params()])
+    ref = scores(table, base)[0]
+    noisy = scores(table, base, cands=perturbed_candidates(table, kind, rate, seed))
+    cmp_ = compare_to(ref, noisy, table)
+    p = passes(cmp_["ranked"], table)[0]
+    return {"kind": kind, "rate": rate, "seed": seed, "jaccard": float(cmp_["jaccard"].mean()), "tau": float(cmp_["tau"].mean()), "displaced_per_query": float(cmp_["displaced"].mean()), "pass": float(p.mean())}
+
+
+def map_grid(fn: Callable, tasks: Sequence[tuple], scheduler: str | None = None, client=None) -> list:
+    """Run ``fn(*task)`` for every task: on a Dask cluster when given a scheduler address or
+    client, in-process otherwise. Results come back in task order."""
+    if client is None and scheduler:
+        from dask.distributed import Client
+
+        client = Client(scheduler)
+    if client is not None:
+        futures = [client.submit(fn, *t, pure=False) for t in tasks]
+        return client.gather(futures)
+    return [fn(*t) for t in tasks]
+
+
+def run_noise(table: SweepTable, cfg: NoiseSweep = NoiseSweep(), scheduler: str | None = None, client=None) -> dict:
+    """Metadata-noise sweeps over the full basis (paper: slot-key corruption keeps τ ≈ 0.997
+    while Jaccard falls to 0.76)."""
+    tasks = [(table, k, r, s) for k in cfg.kinds for r in cfg.rates for s in cfg.seeds]
+    if client is not None or scheduler:
+        from dask.distributed import Client
+
+        client = client or Client(scheduler)
+        [tref] = client.scatter([table], broadcast=True)
+        tasks = [(tref, *t[1:]) for t in tasks]
+    rows = map_grid(_noise_task, tasks, scheduler=None, client=client)
+    return {**_meta(cfg, None, table), "rows": rows, "summary": _summarize(rows), "paper": {"slot_key": {"tau": 0.997, "jaccard": 0.76}}}
+
+
+def run_label_perturbation(table: SweepTable, cfg: LabelPerturbation = LabelPerturbation(), scheduler: str | None = None, client=None) -> dict:
+    """Category-label perturbation inside confused pairs (paper: 10% → Jaccard 0.974 ± 0.002,
+    0.29 displaced edges per query; 50% → Jaccard 0.905, τ 0.897)."""
+    tasks = [(table, "label_pair", r, s) for r in cfg.rates for s in cfg.seeds]
+    rows = map_grid(_noise_task, tasks, scheduler=scheduler, client=client)
+    return {**_meta(cfg, None, table), "rows": rows, "summary": _summarize(rows), "paper": {"0.1": {"jaccard": 0.974, "jaccard_sd": 0.002, "displaced": 0.29}, "0.5": {"jaccard": 0.905, "tau": 0.897}}}
+
+
+def _summarize(rows: list[dict]) -> dict:
+    out: dict = {}
+    for r in rows:
+        out.setdefault(r["kind"], {}).setdefault(str(r["rate"]), []).append(r)
+    return {
+        k: {rate: {m: [round(float(np.mean([x[m] for x in rs])), 5), round(float(np.std([x[m] for x in rs])), 5)] for m in ("jaccard", "tau", "displaced_per_query", "pass")} for rate, rs in v.items()}
+        for k, v in out.items()
+    }
+
+
+# ----------------------------------------------------------------------------- granularity
+
+
+def table_partitions() -> dict[int, list[list[str]]]:
+    """Variance-minimising partitions of the ontology table's (α, λ, F) rows for k = 1..11
+    (theory A.5's enumeration over all set partitions, on the category-mean model)."""
+    from theory.partitions import blocks, optimal_by_k, table_policies
+
+    pol = table_policies()
+    cnt = np.ones(N_CATEGORIES)
+    best, rgs, _ = optimal_by_k(cnt, pol.copy(), (pol**2).sum(axis=1))
+    return {k: blocks(rgs[j]) for k, (_, j) in best.items()}
+
+
+def run_granularity(table: SweepTable, cfg: Granularity = Granularity()) -> dict:
+    """Ontologies collapsed to k clusters (optimal partitions) and the cognitive 3-partition:
+    pass rate per k in one batched call (paper: gains saturate near 7)."""
+    parts = table_partitions()
+    base = default_params()
+    sets = [collapse_params(base, parts[k]) for k in cfg.ks] + [collapse_params(base, cognitive_partition())]
+    p = passes(rankings(scores(table, stack_params(sets)), table), table)
+    rows = [{"k": k, "pass": float(p[i].mean()), "groups": parts[k]} for i, k in enumerate(cfg.ks)]
+    return {**_meta(cfg, None, table), "rows": rows, "cognitive_3": {"pass": float(p[-1].mean()), "groups": cognitive_partition()}, "paper": {"saturates_near": 7}}
+
+
+# ----------------------------------------------------------------------------- holdout
+
+
+def run_holdout(suites, embedder, table: SweepTable, seed: int = 0) -> dict:
+    """Persona holdout: calibrate category α on one half (theory A.15, max-margin), evaluate
+    on the other half against the default parameters (paper: 77.0% vs 76.8%)."""
+    from theory.calibrate import calibrate
+    from theory.corpus import build_corpus
+
+    personas = sorted({q["persona"] for q in table.questions})
+    rng = np.random.default_rng(seed)
+    rng.shuffle(personas)
+    half = set(personas[: len(personas) // 2])
+    from frcore.bench._suite import suite_to_dict
+
+    train = [suite_to_dict(s) for s in suites if s.persona in half]
+    params, cert = calibrate(build_corpus(train, embedder))
+    test_idx = [i for i, q in enumerate(table.questions) if q["persona"] not in half]
+    train_idx = [i for i, q in enumerate(table.questions) if q["persona"] in half]
+    p = passes(rankings(scores(table, stack_params([default_params(), params])), table), table)
+    return {
+        "config": {"name": "holdout", "seed": seed, "train_personas": sorted(half)},
+        "git_revision": git_revision(),
+        "data_source": table.source,
+        "default_pass_test": float(p[0, test_idx].mean()),
+        "calibrated_pass_test": float(p[1, test_idx].mean()),
+        "default_pass_train": float(p[0, train_idx].mean()),
+        "calibrated_pass_train": float(p[1, train_idx].mean()),
+        "calibration_margin": cert.get("margin") if isinstance(cert, dict) else None,
+        "calibrated_alpha": [round(float(a), 4) for a in np.asarray(params.alpha)],
+        "paper": {"calibrated": 0.770, "default": 0.768},
+    }
+
+
+def write(result: dict, path: str | Path) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(result, indent=1, default=str))
+    return path
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("sweep", help="run the parameter and metadata-noise sweeps")
+    p.add_argument("--suite", default="synthetic")
+    p.add_argument("--personas", type=int, default=None)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--embedder", default="minilm")
+    p.add_argument("--only", default="multiplier,alpha,noise,labels,granularity,holdout")
+    p.add_argument("--quick", action="store_true", help="reduced grids")
+    p.add_argument("--scheduler", help="Dask scheduler address (default: in-process)")
+    p.add_argument("--out", default="results")
+    p.set_defaults(func=_cli)
+
+
+def run_all(suites, embedder, label: str, out: Path, only: Sequence[str], quick: bool, scheduler: str | None = None, log=print) -> dict[str, Path]:
+    table = build_table(suites, embedder, source=label)
+    written = {}
+    noise_cfg = NoiseSweep(rates=(0.1, 0.3), seeds=(0,)) if quick else NoiseSweep()
+    label_cfg = LabelPerturbation(seeds=(0, 1)) if quick else LabelPerturbation()
+    jobs = {
+        "multiplier": lambda: run_multiplier(table),
+        "alpha": lambda: run_alpha(table),
+        "noise": lambda: run_noise(table, noise_cfg, scheduler=scheduler),
+        "labels": lambda: run_label_perturbation(table, label_cfg, scheduler=scheduler),
+        "granularity": lambda: run_granularity(table),
+        "holdout": lambda: run_holdout(suites, embedder, table),
+    }
+    for name in only:
+        t = time.perf_counter()
+        res = jobs[name]()
+        written[name] = write(res, out / f"sweep_{name}.json")
+        log(f"sweep {name}: {time.perf_counter() - t:.1f} s → {written[name]}")
+    return written
+
+
+def _cli(args) -> int:
+    from frcore.bench.cli import load_suites_arg, make_embedder
+
+    suites, label = load_suites_arg(args.suite, args.personas, args.seed)
+    run_all(suites, make_embedder(args.embedder), label, Path(args.out), [x.strip() for x in args.only.split(",") if x.strip()], args.quick, args.scheduler)
+    return 0
