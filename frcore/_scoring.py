@@ -68,6 +68,7 @@ class ScoreTerms(NamedTuple):
     routing: jax.Array  # log(1 + β w·r)
     supersession: jax.Array  # log ω
     mask: jax.Array  # 0 or -inf
+    exemption: jax.Array  # log ω_num for edges admitted only by the numeric exemption, else 0
     total: jax.Array  # s
 
 
@@ -206,10 +207,23 @@ def supersession_term(state: jax.Array, confidence: jax.Array, config: ScoreConf
     return jnp.where(state == State.CONTESTED, w, jnp.zeros_like(w))
 
 
+def exemption_term(
+    params: LifecycleParams, state: jax.Array, intent: jax.Array, numeric: jax.Array, config: ScoreConfig = _DEFAULT
+) -> jax.Array:
+    """log ω_num for a numeric edge that the intent admits only through the numeric exemption
+    (superseded or expired, and not admitted by :data:`frcore.COMPATIBLE` on its own), else 0."""
+    if not (config.lifecycle and config.numeric_exemption):
+        return jnp.zeros((), dtype=params.numeric_exempt_weight.dtype)
+    stale = (state == State.SUPERSEDED) | (state == State.EXPIRED)
+    only_exempt = numeric & stale & ~jnp.asarray(COMPATIBLE)[intent, state]
+    w = jnp.log(jnp.maximum(params.numeric_exempt_weight, MIN_SUPERSESSION_WEIGHT))
+    return jnp.where(only_exempt, w, jnp.zeros_like(w))
+
+
 def score(params: LifecycleParams, query: Query, cand: Candidates, config: ScoreConfig = _DEFAULT) -> ScoreTerms:
     """Lifecycle log-score of one candidate edge, every term named (SPEC §3).
 
-    s = log b + log(1 + β w·r) + log ω + m; padding rows (``valid`` False) get s = −∞.
+    s = log b + log(1 + β w·r) + log ω + m + log ω_num; padding rows (``valid`` False) get s = −∞.
     """
     act, rate, age = activation(params, cand.weights, cand.ages, cand.has_event, cand.hours_to_event, config)
     b = blend(params, cand.sim, cand.weights, act, cand.numeric, config)
@@ -218,7 +232,8 @@ def score(params: LifecycleParams, query: Query, cand: Candidates, config: Score
     w = supersession_term(cand.state, cand.confidence, config)
     m = compatibility_mask(cand.state, query.intent, cand.has_event, cand.hours_to_event, cand.numeric, config)
     m = jnp.where(cand.valid, m, -jnp.inf)
-    return ScoreTerms(rate, age, act, b, log_b, r, w, m, log_b + r + w + m)
+    x = exemption_term(params, cand.state, query.intent, cand.numeric, config)
+    return ScoreTerms(rate, age, act, b, log_b, r, w, m, x, log_b + r + w + m + x)
 
 
 # --------------------------------------------------------------------------- batched forms

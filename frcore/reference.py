@@ -182,6 +182,17 @@ def supersession_term(state, confidence, config: ScoreConfig = _DEFAULT) -> np.n
     return np.asarray(math.log(max(float(confidence), MIN_SUPERSESSION_WEIGHT)))
 
 
+def exemption_term(params, state, intent, numeric, config: ScoreConfig = _DEFAULT) -> np.ndarray:
+    """log ω_num if the edge is numeric, superseded or expired, and the intent admits its state
+    only through the numeric exemption; else 0 (and 0 with the lifecycle or exemption off)."""
+    if not (config.lifecycle and config.numeric_exemption):
+        return np.asarray(0.0)
+    st = int(state)
+    if bool(numeric) and st in (State.SUPERSEDED, State.EXPIRED) and st not in ADMITS[int(intent)]:
+        return np.asarray(math.log(max(float(_np(params).numeric_exempt_weight), MIN_SUPERSESSION_WEIGHT)))
+    return np.asarray(0.0)
+
+
 def score(params, query: Query, cand: Candidates, config: ScoreConfig = _DEFAULT) -> ScoreTerms:
     """All named terms of s = log b + log(1 + β w·r) + log ω + m for one candidate; −∞ for padding."""
     p = _np(params)
@@ -193,7 +204,8 @@ def score(params, query: Query, cand: Candidates, config: ScoreConfig = _DEFAULT
     m = float(compatibility_mask(cand.state, query.intent, cand.has_event, cand.hours_to_event, cand.numeric, config))
     if not bool(cand.valid):
         m = -math.inf
-    vals = (rate, age, a, b, log_b, r, w, m, log_b + r + w + m)
+    x = float(exemption_term(p, cand.state, query.intent, cand.numeric, config))
+    vals = (rate, age, a, b, log_b, r, w, m, x, log_b + r + w + m + x)
     return ScoreTerms(*(np.asarray(float(v)) for v in vals))
 
 
@@ -256,6 +268,7 @@ REFERENCE: dict[str, Callable] = {
     "compatibility_mask": compatibility_mask,
     "routing_term": routing_term,
     "supersession_term": supersession_term,
+    "exemption_term": exemption_term,
     "score": score,
     "score_candidates": score_candidates,
     "score_queries": score_queries,
@@ -301,6 +314,7 @@ class PyParams(NamedTuple):
     numeric_sim_threshold: float
     numeric_rescue: float
     routing_boost: float
+    numeric_exempt_weight: float
 
 
 def python_inputs(params, query: Query, cands: Candidates) -> tuple[PyParams, tuple[int, tuple[float, ...]], list[PyCandidate]]:
@@ -396,6 +410,9 @@ def score_python(params, query, cands, config: ScoreConfig = _DEFAULT) -> list[f
                 conf = c.confidence
                 total += log(conf if conf > MIN_SUPERSESSION_WEIGHT else MIN_SUPERSESSION_WEIGHT)
             if config.numeric_exemption and c.numeric and (st == State.SUPERSEDED or st == State.EXPIRED):
+                if st not in admits:
+                    x = p.numeric_exempt_weight
+                    total += log(x if x > MIN_SUPERSESSION_WEIGHT else MIN_SUPERSESSION_WEIGHT)
                 st = State.ACTIVE
             ok = st in admits
             if intent == Intent.UPCOMING:

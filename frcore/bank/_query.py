@@ -36,7 +36,7 @@ INTENT_RULES: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
     for intent, name, pattern in (
         ("change_history", "how-changed", r"\bhow (has|have|did) .{0,60}\b(chang|evolv|develop|shift)"),
         ("change_history", "over-time", r"\b(over time|over the (years|months)|history of|timeline|all the (jobs|places|cities|homes|roles))\b"),
-        ("historical", "used-to", r"\bused to\b"),
+        ("historical", "used-to", r"\b(used to|did \w+ use to)\b"),
         ("historical", "before-switching", r"\bbefore (switching|moving|changing|starting|quitting|leaving|the (switch|move|change))\b"),
         ("historical", "past-marker", r"\b(previous(ly)?|former(ly)?|originally|in the past|past|expired|earlier|old|prior|would have|had been|back when|anymore than)\b"),
         ("upcoming", "upcoming", r"\b(upcoming|coming up|in the coming|next (week|month|year|few)|scheduled|deadlines?|registered for|signed up for|due (date|soon)|agenda|on the calendar|appointments?)\b"),

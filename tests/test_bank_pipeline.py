@@ -1,0 +1,190 @@
+"""FR-Bank facade, query understanding and the eight-stage pipeline (hash embedder, fast)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from frcore.bank import Bank, PipelineConfig, infer_intent
+from frcore.bank._bank import neutralize, owner_pattern
+from frcore.bank._pipeline import clock_ages, overwrite_keep
+from frcore.bank._query import Router, routing_from_categories
+from frcore import State
+
+FACTS = [
+    {"id": "diet1", "text": "Is vegetarian and has been for years", "categories": {"PREFERENCES_HABITS": 1.0}, "slot": "diet", "said_at": "2025-01-05"},
+    {"id": "diet2", "text": "Started eating fish again, pescatarian now", "categories": {"PREFERENCES_HABITS": 1.0}, "slot": "diet", "said_at": "2025-06-01", "links": {"supersedes": "diet1"}},
+    {"id": "trip", "text": "Flying to Lisbon for a conference on March 3", "categories": {"LOGISTICAL_CONTEXT": 1.0}, "said_at": "2025-02-01", "event_time": "2025-03-03"},
+    {"id": "dog", "text": "Thinking about adopting a dog", "categories": {"PROJECTS_ENDEAVORS": 1.0}, "said_at": "2025-02-10"},
+    {"id": "nodog", "text": "Decided against the dog after all", "categories": {"PROJECTS_ENDEAVORS": 1.0}, "said_at": "2025-03-10", "links": {"retracts": "dog"}},
+    {"id": "sister", "text": "Has a sister named Ines who lives in Porto", "categories": {"RELATIONAL_BONDS": 1.0}, "said_at": "2025-01-02", "role": "stable"},
+]
+
+
+@pytest.fixture()
+def bank(tmp_path):
+    b = Bank.open(str(tmp_path / "bank.db"), embedder="hash")
+    b.add(FACTS)
+    yield b
+    b.close()
+
+
+def test_current_query_masks_superseded_value(bank):
+    res = bank.query("is the user vegetarian or pescatarian diet", at="2025-07-01")
+    assert "diet2" in res.ids and "diet1" not in res.ids
+    assert res.intent == "current"
+    for r in res.results:  # stale items only through the numeric exemption, and demoted
+        assert r["state"] in ("active", "contested") or r["terms"]["exemption"] < 0, r
+
+
+def test_time_travel_before_the_supersession(bank):
+    # As of April the superseding fact was not yet said: the old value is current.
+    res = bank.query("is the user vegetarian or pescatarian diet", at="2025-04-01")
+    assert "diet1" in res.ids and "diet2" not in res.ids
+
+
+def test_historical_intent_admits_superseded(bank):
+    res = bank.query("what diet did the user use to follow before switching", at="2025-07-01")
+    assert res.intent == "historical"
+    assert "diet1" in res.ids
+
+
+def test_retracted_never_surfaces_but_retraction_does(bank):
+    for intent in ("current", "historical", "change_history", "broad", "retraction_aware"):
+        res = bank.query("is the user still planning to adopt a dog", at="2025-07-01", intent=intent)
+        assert "dog" not in res.ids, intent
+    assert "nodog" in bank.query("is the user still planning to adopt a dog", at="2025-07-01").ids
+
+
+def test_upcoming_admits_only_future_events(bank):
+    before = bank.query("any upcoming trips or conferences", at="2025-02-20")
+    after = bank.query("any upcoming trips or conferences", at="2025-04-01")
+    assert before.intent == "upcoming" and "trip" in before.ids
+    assert "trip" not in after.ids
+
+
+def test_explain_returns_every_named_term_and_stage(bank):
+    res = bank.explain("sister in Porto", at="2025-07-01")
+    top = res.results[0]
+    assert top["id"] == "sister"
+    for name in ("rate", "age", "activation", "blend", "log_blend", "routing", "supersession", "mask", "total"):
+        assert name in top["terms"]
+    assert np.isclose(top["terms"]["total"], top["terms"]["log_blend"] + top["terms"]["routing"] + top["terms"]["supersession"] + top["terms"]["mask"], atol=1e-5)
+    assert set(top["stages"]) <= {"cosine", "bm25", "forced"} and top["stages"]
+    d = res.to_dict()
+    assert set(d) >= {"results", "intent", "categories"}
+    json.dumps(d)
+
+
+def test_bad_input_names_the_field(bank):
+    with pytest.raises(ValueError, match="text"):
+        bank.query("   ")
+    with pytest.raises(ValueError, match="at"):
+        bank.query("x", at="not a date")
+    with pytest.raises(ValueError, match="intent"):
+        bank.query("x", intent="sometimes")
+    with pytest.raises(ValueError, match="categories"):
+        bank.query("x", categories=["NOT_A_CATEGORY"])
+    with pytest.raises(ValueError):
+        bank.add([{"id": "bad", "text": "t", "categories": {"OTHER": 0.5}, "said_at": "2025-01-01"}])
+
+
+def test_failed_batch_adds_nothing(bank):
+    n = bank.store.count()
+    with pytest.raises(ValueError):
+        bank.add([{"id": "ok1", "text": "fine", "categories": {"OTHER": 1.0}, "said_at": "2025-01-01"},
+                  {"id": "bad", "text": "t", "categories": {"NOPE": 1.0}, "said_at": "2025-01-01"}])
+    assert bank.store.count() == n
+
+
+def test_role_key_is_ignored(tmp_path):
+    """A suite's ``role`` must never influence state or ranking."""
+    a = Bank.open(str(tmp_path / "a.db"))
+    b = Bank.open(str(tmp_path / "b.db"))
+    a.add([dict(f, role="stable") for f in FACTS])
+    b.add([dict(f, role="retracted") for f in FACTS])
+    for q in ("diet", "dog plans", "trip", "sister"):
+        assert a.query(q, at="2025-07-01").ids == b.query(q, at="2025-07-01").ids
+
+
+def test_owner_name_is_neutralised():
+    pat = owner_pattern("Ana Souza")
+    assert neutralize("Where does Ana live? Ana's sister too", pat) == "Where does the user live? the user's sister too"
+    assert neutralize("Banana", pat) == "Banana"
+    assert owner_pattern(None) is None
+
+
+@pytest.mark.parametrize(
+    "text,intent",
+    [
+        ("What did she use to eat?", "historical"),
+        ("What car did he drive before switching to a bike?", "historical"),
+        ("Does he have any upcoming deadlines?", "upcoming"),
+        ("Is she still planning to move abroad?", "retraction_aware"),
+        ("How has his job changed over time?", "change_history"),
+        ("Tell me about her background", "broad"),
+        ("What phone does he use?", "current"),
+    ],
+)
+def test_intent_rules(text, intent):
+    assert infer_intent(text).intent == intent
+
+
+def test_routing_keeps_at_most_five_categories_above_threshold():
+    r = Router().route("salary rent budget trip flight doctor sister hobby project deadline")
+    kept = r.weights[r.weights > 0]
+    assert 1 <= kept.size <= 5 and kept.min() >= 0.15 and kept.max() == 1.0
+    w = Router().categorize("my sister and her dog")
+    assert abs(sum(w.values()) - 1) < 1e-6 and "RELATIONAL_BONDS" in w
+    assert Router().categorize("zzzz qqqq") == {"OTHER": 1.0}
+    with pytest.raises(ValueError, match="categories"):
+        routing_from_categories({"OTHER": 2.0})
+
+
+def test_clock_ages():
+    ages = clock_ages(np.array([0.0, 10.0, 30.0]), at_h=100.0)
+    assert np.allclose(ages[:, 0], [100, 90, 70])
+    assert np.allclose(ages[:, 1], [30, 20, 0])
+    assert np.allclose(ages[:, 2], [2, 1, 0])
+
+
+def test_overwrite_keeps_newest_of_contested_slot():
+    st = np.array([State.CONTESTED, State.CONTESTED, State.SUPERSEDED, State.ACTIVE, State.RETRACTED])
+    keep = overwrite_keep(st, ["a", "a", "b", None, None], np.array([1.0, 2.0, 0.0, 0.0, 0.0]))
+    assert keep.tolist() == [False, True, False, True, False]
+
+
+def test_pipeline_config_rejects_bad_fields():
+    with pytest.raises(ValueError, match="ranker"):
+        PipelineConfig(ranker="magic")
+    with pytest.raises(ValueError, match="hybrid_weight"):
+        PipelineConfig(hybrid_weight=2.0)
+
+
+def test_cli_end_to_end(tmp_path):
+    facts = tmp_path / "facts.jsonl"
+    facts.write_text("\n".join(json.dumps(f) for f in FACTS))
+    db = str(tmp_path / "cli.db")
+    run = lambda *a: subprocess.run([sys.executable, "-m", "frcore.cli", "bank", *a], capture_output=True, text=True, timeout=300)  # noqa: E731
+    assert run("init", db).returncode == 0
+    r = run("add", db, str(facts), "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["added"] == len(FACTS)
+    r = run("query", db, "is the user still planning to adopt a dog", "--at", "2025-07-01", "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert set(out) >= {"results", "intent", "categories"}
+    assert {"id", "text", "score", "terms", "stages", "state"} <= set(out["results"][0])
+    assert "dog" not in [x["id"] for x in out["results"]]
+    r = run("explain", db, "sister", "--at", "2025-07-01")
+    assert r.returncode == 0 and "log_blend=" in r.stdout
+    r = run("erase", db, "sister", "--json")
+    assert r.returncode == 0, r.stderr
+    r = run("query", db, "sister named Ines", "--at", "2025-07-01", "--json")
+    assert "sister" not in [x["id"] for x in json.loads(r.stdout)["results"]]
+    r = run("query", str(tmp_path / "missing.db"), "x")
+    assert r.returncode != 0 and "does not exist" in r.stderr
