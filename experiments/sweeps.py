@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import zlib
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -321,7 +322,8 @@ def perturb_edges(edges: list, kind: str, rate: float, rng: np.random.Generator,
 
 def perturbed_candidates(table: SweepTable, kind: str, rate: float, seed: int) -> frcore.Candidates:
     """Candidate arrays of every question with perturbed metadata (states re-derived)."""
-    rng = np.random.default_rng([seed, int(rate * 1000), hash(kind) % 10_000])
+    # A stable seed (never Python's salted str hash: workers in other processes must agree).
+    rng = np.random.default_rng([seed, int(round(rate * 1000)), zlib.crc32(kind.encode())])
     w = np.asarray(table.cands.weights).copy()
     st = np.asarray(table.cands.state).copy()
     he = np.asarray(table.cands.hours_to_event).copy()
