@@ -1,0 +1,97 @@
+"""Facts of the 10 + 1 behavioral ontology table (SPEC §2)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import frcore as fr
+from frcore._ontology import ANTICIPATION, GLOBAL_ALPHA_DEFAULT, UNIFORM_RATE_PER_HOUR
+
+
+def test_eleven_rows_in_enum_order():
+    assert len(fr.ONTOLOGY) == 11 == fr.N_CATEGORIES
+    assert [int(r.category) for r in fr.ONTOLOGY] == list(range(11))
+    assert fr.CATEGORY_NAMES[-1] == "OTHER"
+
+
+def test_rate_spread_is_5_3x():
+    rates = [r.rate_per_hour for r in fr.ONTOLOGY]
+    assert max(rates) == 0.008 and min(rates) == 0.0015
+    assert round(max(rates) / min(rates), 1) == 5.3
+
+
+def test_clock_sensitivities_sum_to_one():
+    for row in fr.ONTOLOGY:
+        assert math.isclose(sum(row.clocks), 1.0, abs_tol=1e-12), row.category.name
+        assert all(s >= 0 for s in row.clocks)
+
+
+def test_expiring_categories_are_logistics_and_obligations():
+    expiring = {r.category.name for r in fr.ONTOLOGY if r.expires_at_event}
+    assert expiring == {"LOGISTICAL_CONTEXT", "OBLIGATIONS"}
+
+
+def test_half_life_is_ln2_over_rate():
+    for row in fr.ONTOLOGY:
+        assert math.isclose(row.half_life_hours, math.log(2) / row.rate_per_hour, rel_tol=1e-12)
+    # IDENTITY: ln 2 / 0.0015 ≈ 462 h ≈ 19.3 days (hand computed)
+    assert round(fr.ONTOLOGY[0].half_life_hours) == 462
+
+
+def test_paper_constants():
+    assert fr.COGNITIVE_RATES_PER_HOUR == (0.050, 0.005, 0.003)
+    assert UNIFORM_RATE_PER_HOUR == 0.003 and GLOBAL_ALPHA_DEFAULT == 0.1
+    assert (ANTICIPATION.window_hours, ANTICIPATION.start, ANTICIPATION.peak) == (168.0, 0.3, 3.0)
+    assert (ANTICIPATION.post_decay_per_hour, ANTICIPATION.staleness_floor) == (0.15, 0.01)
+    assert fr.HOURS_PER_MESSAGE == 0.5 and fr.SUPERSESSION_CONFIDENCE_THRESHOLD == 0.7
+
+
+def test_alpha_and_floors_in_unit_interval():
+    for row in fr.ONTOLOGY:
+        assert 0 <= row.alpha <= 1 and 0 <= row.floor <= 1, row.category.name
+
+
+def test_array_view_matches_rows_and_is_read_only():
+    o = fr.as_arrays()
+    np.testing.assert_array_equal(o.rates, [r.rate_per_hour for r in fr.ONTOLOGY])
+    np.testing.assert_array_equal(o.clocks, [r.clocks for r in fr.ONTOLOGY])
+    assert o.clocks.shape == (11, 3)
+    for name, a in zip(o._fields, o):
+        assert not a.flags.writeable, name
+        with pytest.raises(ValueError):
+            a[0] = a[0]
+    assert fr.as_arrays() is o  # derived once
+
+
+def test_default_params_come_from_the_table():
+    """float32 leaves (x64 is off) equal the table's numbers rounded to float32."""
+    p = fr.params_to_numpy(fr.default_params())
+    o = fr.as_arrays()
+    f32 = lambda a: np.asarray(a, np.float32).astype(np.float64)  # noqa: E731
+    np.testing.assert_array_equal(p.rates, f32(o.rates))
+    np.testing.assert_array_equal(p.alpha, f32(o.alpha))
+    np.testing.assert_array_equal(p.floors, f32(o.floors))
+    np.testing.assert_array_equal(p.clocks, f32(o.clocks))
+    np.testing.assert_array_equal(p.cognitive_rates, f32(np.asarray(fr.COGNITIVE_RATES_PER_HOUR)[o.cognitive_type]))
+
+
+@pytest.mark.parametrize("name", list(fr.CATEGORY_NAMES))
+def test_category_index_round_trip(name):
+    assert fr.CATEGORY_NAMES[fr.category_index(name)] == name
+
+
+def test_unknown_category_raises_naming_it():
+    with pytest.raises(ValueError, match=r"unknown category 'HOBBIES'"):
+        fr.category_index("HOBBIES")
+
+
+def test_compatibility_table_facts():
+    """SPEC §3: retracted admitted by no intent; historical/change_history add superseded and expired."""
+    t = fr.COMPATIBLE
+    assert not t[:, fr.State.RETRACTED].any()
+    assert t[fr.Intent.HISTORICAL, fr.State.SUPERSEDED] and t[fr.Intent.HISTORICAL, fr.State.EXPIRED]
+    assert not t[fr.Intent.CURRENT, fr.State.SUPERSEDED] and not t[fr.Intent.CURRENT, fr.State.EXPIRED]
+    assert not t.flags.writeable
