@@ -129,6 +129,7 @@ def params(draw):
         floors=floors,
         global_alpha=draw(f32(0.0, 1.0)),
         routing_boost=draw(f32(0.0, 2.0)),
+        numeric_exempt_weight=draw(st.one_of(st.just(float(p.numeric_exempt_weight)), f32(0.0, 1.0))),
     )
 
 
