@@ -1,0 +1,58 @@
+"""``fr latency`` on a tiny grid: the JSON has exactly the documented shape (no timing asserted)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from experiments.latency import IMPLS, run_latency
+from frcore.cli import main
+
+KEYS = {"results", "slope_ns", "batched", "compile_s", "compilations", "paper", "machine"}
+
+
+def _check_shape(res: dict, ks: list[int]) -> None:
+    assert set(res) == KEYS
+    assert res["paper"] == {"median_us_k20": 47, "slope_ns": 1960}
+    seen = {(r["impl"], r["k"]) for r in res["results"]}
+    for r in res["results"]:
+        assert set(r) == {"impl", "k", "median_us"}
+        assert r["impl"] in IMPLS and isinstance(r["k"], int) and isinstance(r["median_us"], float)
+        assert r["median_us"] > 0
+    for impl in IMPLS:  # every implementation measured at every k of a tiny grid
+        for k in ks:
+            assert (impl, k) in seen, (impl, k)
+    assert set(res["slope_ns"]) == set(IMPLS) and all(isinstance(v, float) for v in res["slope_ns"].values())
+    b = res["batched"]
+    assert set(b) == {"B", "k", "scores_per_s"} and (b["B"], b["k"]) == (1000, 20) and b["scores_per_s"] > 0
+    assert isinstance(res["compile_s"], float) and res["compile_s"] > 0
+    assert isinstance(res["compilations"], int)
+    assert isinstance(res["machine"], dict) and res["machine"]["backend"]
+
+
+def test_run_latency_tiny_grid_shape():
+    ks = [1, 9, 20]
+    res = run_latency(quick=True, ks=ks, log=lambda *_: None)
+    _check_shape(res, ks)
+    # k = 1, 9, 20 fall in buckets 8, 16, 32: at most one compile per bucket
+    assert res["compilations"] <= len(res["machine"]["buckets"])
+    json.dumps(res)  # serialisable
+
+
+def test_cli_writes_json_and_figure(tmp_path, capsys):
+    out, fig = tmp_path / "lat.json", tmp_path / "lat.png"
+    assert main(["latency", "--quick", "--ks", "1,20", "--json", str(out), "--fig", str(fig)]) == 0
+    _check_shape(json.loads(out.read_text()), [1, 20])
+    assert fig.stat().st_size > 0
+    assert "paper 47" in capsys.readouterr().out
+
+
+def test_cli_rejects_bad_ks(capsys):
+    assert main(["latency", "--ks", "1,x"]) == 2
+    assert "--ks" in capsys.readouterr().err
+
+
+def test_run_latency_rejects_nonpositive_k():
+    with pytest.raises(ValueError, match=r"ks: candidate counts must be ≥ 1"):
+        run_latency(quick=True, ks=[0, 5])
