@@ -76,8 +76,14 @@ class ScoreTerms(NamedTuple):
 
 
 def primary_category(weights: jax.Array) -> jax.Array:
-    """Primary category = argmax_c w_c (first on ties)."""
-    return jnp.argmax(weights)
+    """Primary category = argmax_c w_c (first on ties).
+
+    Computed as the number of leading non-maximal entries (a float cumsum) rather than
+    ``jnp.argmax``: same result, but XLA's CPU integer arg-reduction costs ~90 μs per call
+    where this costs ~19 μs (measured with ``fr latency``'s machinery on this machine).
+    """
+    is_max = (weights == jnp.max(weights)).astype(weights.dtype)
+    return jnp.sum((jnp.cumsum(is_max) == 0).astype(weights.dtype)).astype(jnp.int32)
 
 
 def effective_rate(params: LifecycleParams, weights: jax.Array, config: ScoreConfig = _DEFAULT) -> jax.Array:
@@ -273,6 +279,8 @@ def top_k(total: jax.Array, k: int) -> tuple[jax.Array, jax.Array]:
     """
     n = total.shape[-1]
     kk = min(k, n)
-    # Stable order: sort by (-score, index). lax.top_k is not documented as tie-stable.
-    order = jnp.argsort(-total, axis=-1, stable=True)[..., :kk]
+    # lax.top_k returns equal values lower index first (tested against the twin's stable
+    # sort); a full stable argsort cost 3.4 ms at n = 10^4 against 49 μs for lax.top_k.
+    # Fold −0.0 into +0.0: lax.top_k orders −0.0 below +0.0, a stable sort does not.
+    _, order = jax.lax.top_k(jnp.where(total == 0, jnp.zeros_like(total), total), kk)
     return jnp.take_along_axis(total, order, axis=-1), order
