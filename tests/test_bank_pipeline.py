@@ -188,3 +188,28 @@ def test_cli_end_to_end(tmp_path):
     assert "sister" not in [x["id"] for x in json.loads(r.stdout)["results"]]
     r = run("query", str(tmp_path / "missing.db"), "x")
     assert r.returncode != 0 and "does not exist" in r.stderr
+
+
+def test_related_pairs_from_links_and_slots():
+    from frcore.bank._pipeline import related_pairs
+
+    slots = ["phone", None, "phone", None]
+    said = np.array([0.0, 1.0, 5.0, 6.0])
+    links = [{}, {}, {}, {"retracts": ("b",)}]
+    src, dst = related_pairs(slots, said, links, {"a": 0, "b": 1, "c": 2, "d": 3})
+    assert sorted(zip(src.tolist(), dst.tolist())) == [(2, 0), (3, 1)]
+
+
+def test_linked_similarity_surfaces_the_replacement(tmp_path):
+    """A question worded like the old value finds the new value through the slot link."""
+    facts = [
+        {"id": "old", "text": "uses an iphone for calls", "categories": {"PREFERENCES_HABITS": 1.0}, "slot": "phone", "said_at": "2025-01-01"},
+        {"id": "new", "text": "switched to a galaxy android handset", "categories": {"PREFERENCES_HABITS": 1.0}, "slot": "phone", "said_at": "2025-05-01"},
+    ] + [{"id": f"x{i}", "text": f"unrelated chatter number {i} about weather and iphone news", "categories": {"OTHER": 1.0}, "said_at": "2025-03-01"} for i in range(30)]
+    with Bank.open(str(tmp_path / "l.db")) as b:
+        b.add(facts)
+        on = b.query("which iphone does the user use for calls", at="2025-06-01", k=3)
+        off = b.query("which iphone does the user use for calls", at="2025-06-01", k=3, config=PipelineConfig(propagation=0.0))
+    assert on.ids[0] == "new" and on.results[0]["terms"]["sim_linked"] > on.results[0]["terms"]["sim_cosine"]
+    assert "old" not in on.ids
+    assert "new" not in off.ids[:1]

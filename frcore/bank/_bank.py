@@ -14,7 +14,7 @@ from .._params import LifecycleParams, default_params, validate_params
 from .._types import STATE_NAMES
 from ._embed import get_embedder
 from ._lexical import LexicalIndex
-from ._pipeline import PipelineConfig, Retrieval, clock_ages, retrieve
+from ._pipeline import PipelineConfig, Retrieval, clock_ages, related_pairs, retrieve
 from ._query import Router, check_intent, infer_intent, routing_from_categories
 
 EPOCH = _dt.datetime(1970, 1, 1)
@@ -110,6 +110,7 @@ class _View:
     lexical: LexicalIndex
     ages: np.ndarray
     eligible: np.ndarray
+    related: tuple[np.ndarray, np.ndarray]
 
 
 class Bank:
@@ -209,7 +210,10 @@ class Bank:
             eligible &= np.array([i not in miss for i in ids], dtype=bool)
         if len(self._views) > 8:
             self._views.clear()
-        view = _View(snap, vecs, LexicalIndex([self.normalize(t) for t in snap.texts]), clock_ages(snap.said_at_h, to_hours(at)), eligible)
+        links_by_id = {e.id: e.links for e in self.store.edges(known_at=known_at)}
+        links = [links_by_id.get(str(i), {}) for i in ids]
+        related = related_pairs(snap.slots, snap.said_at_h, links, snap.index)
+        view = _View(snap, vecs, LexicalIndex([self.normalize(t) for t in snap.texts]), clock_ages(snap.said_at_h, to_hours(at)), eligible, related)
         self._views[key] = view
         return view
 
@@ -272,6 +276,7 @@ class Bank:
             params=params or self.params,
             config=cfg,
             ages=view.ages,
+            related=view.related,
         )
         results = tuple(
             {

@@ -17,6 +17,12 @@ Our choices where the paper is silent (documented, not the paper's):
   configuration choice we report as such, checked on held-out personas by the holdout experiment.
 - Distillation (an LLM call in the paper) is deterministic here: candidates whose lifecycle state
   the intent does not admit go last, then by hybrid σ; the first ``n_distill`` are kept.
+- Lifecycle-linked similarity: an edge that supersedes, contradicts, retracts or is tentative
+  for another edge — or a later edge in the same slot — is about the same attribute, so it
+  inherits ``propagation`` x its predecessor's cosine when that is higher than its own
+  (``related`` pairs; default factor 1.0). A question about "the phone" then finds "switched to a
+  Galaxy" through the "uses an iPhone" it replaced, and a retraction statement through the plan
+  it withdrew. Flat baselines never see links and do not propagate.
 - Ages on the three clocks: absolute = hours from said-at to the query time; inter-session = hours
   from said-at to the latest said-at in the bank (time inside the conversation's own timeline,
   idle time after the last session excluded); conversational = number of items said after it.
@@ -56,6 +62,7 @@ class PipelineConfig:
         edges, and all but the newest edge of a contested slot, are deleted before retrieval.
       untyped_expiry: expire every edge whose event time has passed, whatever its category (the
         untyped three-primitive arm has no ontology to say which categories expire).
+      propagation: factor of lifecycle-linked similarity (0 = off; see the module docstring).
       k: results returned.
     """
 
@@ -69,6 +76,7 @@ class PipelineConfig:
     hybrid_weight: float = 0.0
     overwrite: bool = False
     untyped_expiry: bool = False
+    propagation: float = 1.0
     k: int = 10
 
     def __post_init__(self) -> None:
@@ -76,6 +84,8 @@ class PipelineConfig:
             raise ValueError(f"PipelineConfig.ranker: unknown ranker {self.ranker!r}; expected one of {RANKERS}")
         if not 0.0 <= self.hybrid_weight <= 1.0:
             raise ValueError(f"PipelineConfig.hybrid_weight: {self.hybrid_weight} outside [0, 1]")
+        if not 0.0 <= self.propagation <= 1.0:
+            raise ValueError(f"PipelineConfig.propagation: {self.propagation} outside [0, 1]")
         for name in ("n_cosine", "n_bm25", "n_forced", "n_distill", "k"):
             if getattr(self, name) < 0:
                 raise ValueError(f"PipelineConfig.{name}: must be ≥ 0")
@@ -117,6 +127,31 @@ def clock_ages(said_at_h: np.ndarray, at_h: float) -> np.ndarray:
     order = np.sort(said)
     after = said.size - np.searchsorted(order, said, side="right")
     return np.stack([absolute, inter, after.astype(np.float64)], axis=1)
+
+
+def related_pairs(slots: Sequence, said_at_h: np.ndarray, links: Sequence[dict], index: dict) -> tuple[np.ndarray, np.ndarray]:
+    """(src, dst) row pairs: src supersedes / contradicts / retracts / is tentative for dst (by
+    link), or src is a later edge than dst in the same slot."""
+    src: list[int] = []
+    dst: list[int] = []
+    for i, lk in enumerate(links):
+        for targets in (lk or {}).values():
+            for t in (targets,) if isinstance(targets, str) else targets:
+                j = index.get(t)
+                if j is not None and j != i:
+                    src.append(i)
+                    dst.append(j)
+    by_slot: dict[object, list[int]] = {}
+    for i, s in enumerate(slots):
+        if s is not None:
+            by_slot.setdefault(s, []).append(i)
+    for rows in by_slot.values():
+        rows.sort(key=lambda r: (said_at_h[r], r))
+        for a in range(len(rows)):
+            for b in range(a):
+                src.append(rows[a])
+                dst.append(rows[b])
+    return np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)
 
 
 def overwrite_keep(state: np.ndarray, slots: Sequence, said_at_h: np.ndarray) -> np.ndarray:
@@ -170,6 +205,7 @@ def retrieve(
     params: LifecycleParams,
     config: PipelineConfig,
     ages: np.ndarray | None = None,
+    related: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> Retrieval:
     """Run the eight stages over one bank snapshot for one query.
 
@@ -188,7 +224,12 @@ def retrieve(
     alive = np.asarray(eligible, dtype=bool).copy()
     if config.overwrite:
         alive &= overwrite_keep(state, slots, said_at_h)
-    cos = np.clip(np.asarray(cosine, dtype=np.float64), 0.0, 1.0)
+    cos_raw = np.clip(np.asarray(cosine, dtype=np.float64), 0.0, 1.0)
+    cos = cos_raw
+    if related is not None and config.propagation > 0 and config.ranker == "lifecycle" and len(related[0]):
+        src, dst = related
+        cos = cos_raw.copy()
+        np.maximum.at(cos, src, config.propagation * cos_raw[dst])
     bm = np.asarray(bm25, dtype=np.float64)
     bm_max = bm[alive].max() if alive.any() else 0.0
     bm_n = bm / bm_max if bm_max > 0 else np.zeros(n)
@@ -196,7 +237,7 @@ def retrieve(
 
     # Flat baselines: one similarity, no lifecycle stage.
     if config.ranker in ("cosine", "bm25"):
-        s = cos if config.ranker == "cosine" else bm
+        s = cos_raw if config.ranker == "cosine" else bm
         idx = np.flatnonzero(alive)
         if config.ranker == "bm25":
             idx = idx[bm[idx] > 0]
@@ -261,7 +302,8 @@ def retrieve(
             continue
         row = int(cand[j])
         t = {name: float(arr[j]) for name, arr in terms_np.items()}
-        t["sim_cosine"] = float(cos[row])
+        t["sim_cosine"] = float(cos_raw[row])
+        t["sim_linked"] = float(cos[row])
         t["sim_bm25"] = float(bm_n[row])
         out.append(Retrieved(row, float(v), t, tuple(stages[row])))
     return Retrieval(tuple(out), n_cand, k, cand, cands, query)

@@ -73,7 +73,7 @@ def _systems() -> dict[str, System]:
     add("bm25", PipelineConfig(ranker="bm25"), "baseline: BM25 over every item, no lifecycle")
     add(
         "uniform-decay",
-        PipelineConfig(score=replace(_NO_LIFECYCLE, decay="uniform", global_alpha=True), hybrid_weight=0.0, n_bm25=0, **_FLAT),
+        PipelineConfig(score=replace(_NO_LIFECYCLE, decay="uniform", global_alpha=True), hybrid_weight=0.0, n_bm25=0, propagation=0.0, **_FLAT),
         "baseline: cosine blended with one uniform recency decay (MemoryBank-style), no lifecycle",
     )
     add("overwrite", PipelineConfig(ranker="cosine", overwrite=True), "baseline: overwrite store — updates delete the old value (Mem0 UPDATE/DELETE), cosine ranking")
@@ -86,7 +86,8 @@ def _systems() -> dict[str, System]:
     add("fr-primary-only", PipelineConfig(score=ScoreConfig(decay="primary")), "FR with the primary category's rate only")
     add("fr-no-anticipation", PipelineConfig(score=ScoreConfig(anticipation=False)), "FR without the anticipatory event kernel")
     add("fr-cognitive", PipelineConfig(score=ScoreConfig(decay="cognitive")), "FR with cognitive (episodic/semantic/procedural) rates instead of behavioral ones")
-    add("fr-lifecycle-off", PipelineConfig(score=ScoreConfig(lifecycle=False, supersession_weight=False), staleness_aware=False), "FR with the lifecycle mask and staleness-aware distillation off")
+    add("fr-lifecycle-off", PipelineConfig(score=ScoreConfig(lifecycle=False, supersession_weight=False), staleness_aware=False, propagation=0.0), "FR with the lifecycle mask, staleness-aware distillation and lifecycle-linked similarity off")
+    add("fr-no-linking", PipelineConfig(propagation=0.0), "FR without lifecycle-linked similarity")
     add(
         "fr-untyped",
         PipelineConfig(
