@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Mapping, Sequence
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -70,6 +71,7 @@ def make_candidates(
     *,
     pad_to: int | None = None,
     dtype=jnp.float32,
+    device: bool = True,
 ) -> Candidates:
     """Validate per-edge arrays and build :class:`Candidates` (optionally padded to a bucket).
 
@@ -85,6 +87,7 @@ def make_candidates(
       confidence: (k,) in [0, 1] (default 1).
       numeric: (k,) bool (default False).
       pad_to: pad to this many rows (``"bucket"``-style: pass :func:`bucket_size`\\ (k)).
+      device: return device arrays (default) or the validated host (NumPy) arrays.
     """
     s = _as_float("sim", sim)
     if s.ndim != 1:
@@ -159,26 +162,31 @@ def make_candidates(
     def p(x, fill):
         if pad == 0:
             return x
-        widths = [(0, pad)] + [(0, 0)] * (x.ndim - 1)
-        return np.pad(x, widths, constant_values=fill)
+        out = np.full((n,) + x.shape[1:], fill, dtype=x.dtype)
+        out[:k] = x
+        return out
 
     w_pad = p(w, 0.0)
     if pad:
         w_pad[k:, N_CATEGORIES - 1] = 1.0  # padding rows: valid weights, masked by `valid`
-    return Candidates(
-        sim=jnp.asarray(p(s, 0.0), dtype=dtype),
-        weights=jnp.asarray(w_pad, dtype=dtype),
-        ages=jnp.asarray(p(a, 0.0), dtype=dtype),
-        has_event=jnp.asarray(p(has_event, False)),
-        hours_to_event=jnp.asarray(p(he, 0.0), dtype=dtype),
-        state=jnp.asarray(p(st, 0), dtype=jnp.int32),
-        confidence=jnp.asarray(p(conf, 1.0), dtype=dtype),
-        numeric=jnp.asarray(p(num, False)),
-        valid=jnp.asarray(p(np.ones(k, dtype=bool), False)),
+    f = np.dtype(dtype)
+    host = Candidates(
+        sim=p(s, 0.0).astype(f),
+        weights=w_pad.astype(f),
+        ages=p(a, 0.0).astype(f),
+        has_event=p(has_event, False),
+        hours_to_event=p(he, 0.0).astype(f),
+        state=p(st, 0).astype(np.int32),
+        confidence=p(conf, 1.0).astype(f),
+        numeric=p(num, False),
+        valid=p(np.ones(k, dtype=bool), False),
     )
+    # One transfer for the whole tuple (per-array jnp.asarray(dtype=...) dispatches a convert
+    # op each); ``device=False`` keeps validated NumPy arrays for a jitted call to take as is.
+    return Candidates(*jax.device_put(tuple(host))) if device else host
 
 
-def make_query(intent, routing=None, *, dtype=jnp.float32) -> Query:
+def make_query(intent, routing=None, *, dtype=jnp.float32, device: bool = True) -> Query:
     """Validate a query: intent (name or index) and routing weights.
 
     ``routing`` is a (C,) array in [0, 1] or a ``{CATEGORY: weight}`` mapping (default none).
@@ -199,7 +207,8 @@ def make_query(intent, routing=None, *, dtype=jnp.float32) -> Query:
     if bad.any():
         j = int(np.flatnonzero(bad)[0])
         raise ValueError(f"routing: weight {r[j]} for {CATEGORY_NAMES[j]} (index {j}) outside [0, 1]")
-    return Query(intent=jnp.asarray(i, dtype=jnp.int32), routing=jnp.asarray(r, dtype=dtype))
+    host = Query(intent=np.asarray(i, dtype=np.int32), routing=r.astype(np.dtype(dtype)))
+    return Query(*jax.device_put(tuple(host))) if device else host
 
 
 def stack_queries(queries: Sequence[Query]) -> Query:

@@ -111,6 +111,7 @@ class _View:
     ages: np.ndarray
     eligible: np.ndarray
     related: tuple[np.ndarray, np.ndarray]
+    primary: np.ndarray
 
 
 class Bank:
@@ -160,8 +161,10 @@ class Bank:
     # ------------------------------------------------------------------ writes
     def add(self, facts: Iterable[Mapping[str, Any]], recorded_at: _dt.datetime | None = None) -> list[str]:
         """Validate and store facts (all or nothing), then embed and cache their vectors."""
-        ids = self.store.add_facts(list(facts), recorded_at=recorded_at)
-        self._embed_missing(ids)
+        facts = list(facts)
+        ids = self.store.add_facts(facts, recorded_at=recorded_at)
+        texts = {str(f.get("id")) if isinstance(f, Mapping) else f.id: (f.get("text") if isinstance(f, Mapping) else f.text) for f in facts}
+        self._embed_missing(ids, texts)
         self._views.clear()
         return ids
 
@@ -179,12 +182,14 @@ class Bank:
     def export(self) -> dict:
         return self.store.export()
 
-    def _embed_missing(self, ids: Sequence[str]) -> None:
+    def _embed_missing(self, ids: Sequence[str], texts: Mapping[str, str] | None = None) -> None:
         if not ids:
             return
         _, missing = self.store.get_embeddings(self.embedding_key, ids)
         if missing:
-            texts = {e.id: e.text for e in self.store.edges() if e.id in set(missing)}
+            if texts is None or any(i not in texts for i in missing):
+                wanted = set(missing)
+                texts = {e.id: e.text for e in self.store.edges() if e.id in wanted}
             order = [i for i in missing if i in texts]
             for start in range(0, len(order), 256):
                 chunk = order[start : start + 256]
@@ -213,7 +218,7 @@ class Bank:
         links_by_id = {e.id: e.links for e in self.store.edges(known_at=known_at)}
         links = [links_by_id.get(str(i), {}) for i in ids]
         related = related_pairs(snap.slots, snap.said_at_h, links, snap.index)
-        view = _View(snap, vecs, LexicalIndex([self.normalize(t) for t in snap.texts]), clock_ages(snap.said_at_h, to_hours(at)), eligible, related)
+        view = _View(snap, vecs, LexicalIndex([self.normalize(t) for t in snap.texts]), clock_ages(snap.said_at_h, to_hours(at)), eligible, related, np.argmax(snap.weights, axis=1) if len(ids) else np.zeros(0, np.int64))
         self._views[key] = view
         return view
 
@@ -277,6 +282,7 @@ class Bank:
             config=cfg,
             ages=view.ages,
             related=view.related,
+            primary_rows=view.primary,
         )
         results = tuple(
             {

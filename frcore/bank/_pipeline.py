@@ -206,6 +206,7 @@ def retrieve(
     config: PipelineConfig,
     ages: np.ndarray | None = None,
     related: tuple[np.ndarray, np.ndarray] | None = None,
+    primary_rows: np.ndarray | None = None,
 ) -> Retrieval:
     """Run the eight stages over one bank snapshot for one query.
 
@@ -255,6 +256,10 @@ def retrieve(
         idx = np.flatnonzero(pool)
         if count <= 0 or idx.size == 0:
             return
+        if idx.size > 4 * count:  # partial selection first; ties at the cut resolved below by index
+            v = values[idx]
+            cut = np.partition(-v, count - 1)[count - 1]
+            idx = idx[-v <= cut]
         order = idx[np.lexsort((idx, -values[idx]))][:count]
         for i in order:
             stages.setdefault(int(i), []).append(name)
@@ -263,7 +268,7 @@ def retrieve(
     take("bm25", bm, config.n_bm25, alive & (bm > 0))
     if config.n_forced and config.score.routing and routing.max() > 0:
         top_cat = int(np.argmax(routing))
-        primary = np.argmax(weights, axis=1)
+        primary = np.argmax(weights, axis=1) if primary_rows is None else primary_rows
         take("forced", sigma, config.n_forced, alive & (primary == top_cat))
 
     # Stage 4: dedup (a row found by several stages appears once, with every stage recorded).
@@ -290,8 +295,9 @@ def retrieve(
         confidence=np.asarray(confidence)[cand],
         numeric=np.asarray(numeric, bool)[cand],
         pad_to=bucket_size(k),
+        device=False,
     )
-    query = make_query(intent_i, np.clip(routing, 0.0, 1.0))
+    query = make_query(intent_i, np.clip(routing, 0.0, 1.0), device=False)
     terms = score_candidates(params, query, cands, config.score)
     values, order = top_k(terms.total, config.k)
     values, order = np.asarray(values), np.asarray(order)

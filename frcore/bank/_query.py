@@ -19,6 +19,7 @@ the best category has weight 1; up to 5 categories scoring ≥ 0.15 are kept (SP
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
@@ -137,14 +138,18 @@ ROUTING_MAX_CATEGORIES = 5
 KEYWORD_SHARE = 0.5
 
 
+@functools.lru_cache(maxsize=65536)
+def _word_hits(word: str) -> tuple[int, ...]:
+    """Categories whose keyword stems prefix ``word`` (memoised: words repeat across queries)."""
+    return tuple(c for c, name in enumerate(CATEGORY_NAMES) if any(word.startswith(s) for s in CATEGORY_PROTOTYPES[name][1]))
+
+
 def _keyword_scores(text: str) -> np.ndarray:
-    words = _WORD.findall(text.lower())
+    """Per category, the number of words of ``text`` that start with one of its stems."""
     scores = np.zeros(N_CATEGORIES)
-    if not words:
-        return scores
-    for c, name in enumerate(CATEGORY_NAMES):
-        stems = CATEGORY_PROTOTYPES[name][1]
-        scores[c] = sum(1 for w in words if any(w.startswith(s) for s in stems))
+    for w in _WORD.findall(text.lower()):
+        for c in _word_hits(w):
+            scores[c] += 1
     return scores
 
 

@@ -63,6 +63,13 @@ def run(args) -> int:
     from ._bank import Bank
 
     cmd = args.command_bank
+    if cmd == "bench":
+        from ._benchmark import run as bench
+
+        res = bench(tuple(int(x) for x in args.sizes.split(",")), embedding=not args.no_embedding)
+        if args.json:
+            Path(args.json).write_text(json.dumps(res, indent=1))
+        return 0
     if cmd == "init":
         Bank.open(args.path, embedder=args.embedder).close()
         print(f"initialised {args.path}")
@@ -129,6 +136,10 @@ def register(subparsers) -> None:
         sp.add_argument("--k", type=int, default=10)
         sp.add_argument("--intent", help="override: current, historical, change_history, upcoming, retraction_aware, broad")
         sp.add_argument("--categories", help="override routing: comma-separated category names")
+    sp = sub.add_parser("bench", help="benchmark ingest, query latency and memory at several bank sizes (JSON)")
+    sp.add_argument("--sizes", default="1000,20000,100000")
+    sp.add_argument("--no-embedding", action="store_true", help="skip the MiniLM query-embedding timing")
+    sp.add_argument("--json")
     sp = sub.add_parser("export", help="export every edge, transition and audit record as JSON")
     common(sp, with_json=False)
     sp.add_argument("--out")
