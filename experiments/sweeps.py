@@ -17,6 +17,7 @@ cluster (dask.distributed); otherwise it runs in-process.
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import json
 import zlib
 import time
@@ -299,8 +300,6 @@ def perturb_edges(edges: list, kind: str, rate: float, rng: np.random.Generator,
             if e.event_time is None:
                 out.append(e)
             else:
-                import datetime as dt
-
                 shift = dt.timedelta(days=float(rng.uniform(1, 30)) * (1 if rng.random() < 0.5 else -1))
                 out.append(dataclasses.replace(e, event_time=e.event_time + shift))
         elif kind == "label_pair":
@@ -336,8 +335,6 @@ def perturbed_candidates(table: SweepTable, kind: str, rate: float, seed: int) -
         e, flips = new_edges[q["persona"]]
         key = (q["persona"], q["at_h"])
         if key not in cache:
-            import datetime as dt
-
             at = dt.datetime(1970, 1, 1) + dt.timedelta(hours=q["at_h"])
             states = derive_states(e, at)
             cache[key] = {r.id: (r, int(s)) for r, s in zip(e, states)}
@@ -383,25 +380,28 @@ def map_grid(fn: Callable, tasks: Sequence[tuple], scheduler: str | None = None,
     return [fn(*t) for t in tasks]
 
 
+def _noise_grid(table: SweepTable, settings: Sequence[tuple[str, float, int]], scheduler: str | None, client) -> list[dict]:
+    """Run :func:`_noise_task` over (kind, rate, seed) settings; on a cluster the table is
+    scattered to every worker once instead of being pickled into each task."""
+    if client is None and scheduler:
+        from dask.distributed import Client
+
+        client = Client(scheduler)
+    ref = client.scatter(table, broadcast=True) if client is not None else table
+    return map_grid(_noise_task, [(ref, *t) for t in settings], client=client)
+
+
 def run_noise(table: SweepTable, cfg: NoiseSweep = NoiseSweep(), scheduler: str | None = None, client=None) -> dict:
     """Metadata-noise sweeps over the full basis (paper: slot-key corruption keeps τ ≈ 0.997
     while Jaccard falls to 0.76)."""
-    tasks = [(table, k, r, s) for k in cfg.kinds for r in cfg.rates for s in cfg.seeds]
-    if client is not None or scheduler:
-        from dask.distributed import Client
-
-        client = client or Client(scheduler)
-        [tref] = client.scatter([table], broadcast=True)
-        tasks = [(tref, *t[1:]) for t in tasks]
-    rows = map_grid(_noise_task, tasks, scheduler=None, client=client)
+    rows = _noise_grid(table, [(k, r, s) for k in cfg.kinds for r in cfg.rates for s in cfg.seeds], scheduler, client)
     return {**_meta(cfg, None, table), "rows": rows, "summary": _summarize(rows), "paper": {"slot_key": {"tau": 0.997, "jaccard": 0.76}}}
 
 
 def run_label_perturbation(table: SweepTable, cfg: LabelPerturbation = LabelPerturbation(), scheduler: str | None = None, client=None) -> dict:
     """Category-label perturbation inside confused pairs (paper: 10% → Jaccard 0.974 ± 0.002,
     0.29 displaced edges per query; 50% → Jaccard 0.905, τ 0.897)."""
-    tasks = [(table, "label_pair", r, s) for r in cfg.rates for s in cfg.seeds]
-    rows = map_grid(_noise_task, tasks, scheduler=scheduler, client=client)
+    rows = _noise_grid(table, [("label_pair", r, s) for r in cfg.rates for s in cfg.seeds], scheduler, client)
     return {**_meta(cfg, None, table), "rows": rows, "summary": _summarize(rows), "paper": {"0.1": {"jaccard": 0.974, "jaccard_sd": 0.002, "displaced": 0.29}, "0.5": {"jaccard": 0.905, "tau": 0.897}}}
 
 
@@ -418,21 +418,12 @@ def _summarize(rows: list[dict]) -> dict:
 # ----------------------------------------------------------------------------- granularity
 
 
-def table_partitions() -> dict[int, list[list[str]]]:
-    """Variance-minimising partitions of the ontology table's (α, λ, F) rows for k = 1..11
-    (theory A.5's enumeration over all set partitions, on the category-mean model)."""
-    from theory.partitions import blocks, optimal_by_k, table_policies
-
-    pol = table_policies()
-    cnt = np.ones(N_CATEGORIES)
-    best, rgs, _ = optimal_by_k(cnt, pol.copy(), (pol**2).sum(axis=1))
-    return {k: blocks(rgs[j]) for k, (_, j) in best.items()}
-
-
 def run_granularity(table: SweepTable, cfg: Granularity = Granularity()) -> dict:
     """Ontologies collapsed to k clusters (optimal partitions) and the cognitive 3-partition:
     pass rate per k in one batched call (paper: gains saturate near 7)."""
-    parts = table_partitions()
+    from theory.partitions import optimal_table_partitions
+
+    parts = optimal_table_partitions()
     base = default_params()
     sets = [collapse_params(base, parts[k]) for k in cfg.ks] + [collapse_params(base, cognitive_partition())]
     p = passes(rankings(scores(table, stack_params(sets)), table), table)

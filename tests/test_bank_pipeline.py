@@ -213,3 +213,24 @@ def test_linked_similarity_surfaces_the_replacement(tmp_path):
     assert on.ids[0] == "new" and on.results[0]["terms"]["sim_linked"] > on.results[0]["terms"]["sim_cosine"]
     assert "old" not in on.ids
     assert "new" not in off.ids[:1]
+
+
+@pytest.mark.parametrize("config", [PipelineConfig().score, PipelineConfig(score=__import__("frcore").ScoreConfig(numeric_exemption=False)).score, __import__("frcore").ScoreConfig(lifecycle=False)])
+def test_distillation_mask_agrees_with_the_kernel_mask(config):
+    """The NumPy view used by distillation admits exactly what frcore's mask admits (exhaustive)."""
+    import itertools
+
+    import frcore
+    from frcore.bank._pipeline import admitted
+
+    combos = list(itertools.product(range(len(frcore.State)), range(len(frcore.Intent)), (False, True), (np.nan, -5.0, 5.0)))
+    state = np.array([c[0] for c in combos])
+    numeric = np.array([c[2] for c in combos])
+    he = np.array([c[3] for c in combos])
+    for intent in range(len(frcore.Intent)):
+        mine = admitted(state, numeric, he, intent, config)
+        kernel = np.array([
+            np.isfinite(float(frcore.compatibility_mask(np.int32(s), np.int32(intent), np.bool_(not np.isnan(h)), np.float32(0.0 if np.isnan(h) else h), np.bool_(n), config)))
+            for s, n, h in zip(state, numeric, he)
+        ])
+        np.testing.assert_array_equal(mine, kernel)

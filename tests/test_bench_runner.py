@@ -99,3 +99,15 @@ def test_sweeps_batched_and_distributed_equal_local(suites, emb):
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, Client(cluster) as client:
         dist = run_label_perturbation(table, cfg, client=client)
     assert local["rows"] == dist["rows"]
+
+
+def test_collapsed_systems_use_the_optimal_table_partition():
+    from theory.partitions import optimal_table_partitions
+
+    for k in (1, 3, 7, 11):
+        (system,) = resolve_systems(f"fr-collapsed-{k}")
+        want = collapse_params(default_params(), optimal_table_partitions()[k])
+        got = system.params()
+        for a, b in zip(got, want):
+            np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    assert len(optimal_table_partitions()[3]) == 3

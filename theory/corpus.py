@@ -114,63 +114,24 @@ class Corpus:
 
 
 def derive_states(facts: Sequence[Mapping[str, Any]], asked_at_h: float) -> dict[str, int]:
-    """Lifecycle state of each fact as of ``asked_at`` (our rule set; never reads ``role``).
+    """Lifecycle state of each fact as of ``asked_at`` — FR-Bank's own rules
+    (:func:`frcore.bank._lifecycle.derive_states`; one source of truth, never reads ``role``).
+    Facts said after ``asked_at`` are reported ACTIVE (they never compete: the corpus drops them)."""
+    import datetime as _dt
 
-    Rules, applied to facts said on or before ``asked_at``, in this order of precedence:
+    from frcore.bank._facts import parse_fact
+    from frcore.bank._lifecycle import derive_states as bank_states
 
-    1. RETRACTED: some fact ``links.retracts`` it.
-    2. SUPERSEDED: some later fact ``links.supersedes`` or ``links.contradicts`` it with
-       confidence ≥ 0.7, or a later fact with confidence ≥ 0.7 shares its (non-null) slot.
-    3. CONTESTED: a fact with confidence < 0.7 supersedes / contradicts / is ``tentative_for``
-       it (soft supersession: both stay; the low-confidence fact is contested too).
-    4. EXPIRED: its primary category expires at its event time and that time is past.
-    5. ACTIVE otherwise.
-    """
-    exp = as_arrays().expires_at_event
-    by_id = {f["id"]: f for f in facts}
-    state = {f["id"]: int(State.ACTIVE) for f in facts}
-    said = {f["id"]: _hours(f["said_at"], "said_at", f["id"]) for f in facts}
-    live = [f for f in facts if said[f["id"]] <= asked_at_h]
-    retracted, superseded, contested = set(), set(), set()
-    for f in live:
-        conf = float(f.get("confidence", 1.0))
-        strong = conf >= SUPERSESSION_CONFIDENCE_THRESHOLD
-        for kind, target in (f.get("links") or {}).items():
-            targets = target if isinstance(target, list) else [target]
+    records = [parse_fact(dict(f), where="corpus fact") for f in facts]
+    known = {r.id for r in records}
+    for r in records:  # the bank's store rejects dangling links on ingest; so does the corpus
+        for kind, targets in r.links.items():
             for t in targets:
-                if t not in by_id:
-                    raise ValueError(f"links.{kind}: fact {f['id']} links to unknown id {t!r}")
-                if kind == "retracts":
-                    retracted.add(t)
-                elif kind in ("supersedes", "contradicts") and strong:
-                    superseded.add(t)
-                elif kind in ("supersedes", "contradicts", "tentative_for"):
-                    contested.update((t, f["id"]))
-    slots: dict[str, list] = {}
-    for f in live:
-        if f.get("slot"):
-            slots.setdefault(f["slot"], []).append(f)
-    for members in slots.values():
-        strong = [g for g in members if float(g.get("confidence", 1.0)) >= SUPERSESSION_CONFIDENCE_THRESHOLD]
-        if not strong:
-            continue
-        latest = max(said[g["id"]] for g in strong)
-        for g in members:
-            if said[g["id"]] < latest and g["id"] not in contested:
-                superseded.add(g["id"])
-    for f in facts:
-        i = f["id"]
-        w = _weights_row(f["categories"], i)
-        ev = f.get("event_time")
-        if i in retracted:
-            state[i] = int(State.RETRACTED)
-        elif i in superseded:
-            state[i] = int(State.SUPERSEDED)
-        elif i in contested:
-            state[i] = int(State.CONTESTED)
-        elif ev and exp[int(np.argmax(w))] and _hours(ev, "event_time", i) < asked_at_h:
-            state[i] = int(State.EXPIRED)
-    return state
+                if t not in known:
+                    raise ValueError(f"links.{kind}: fact {r.id} links to unknown id {t!r}")
+    at = _dt.datetime(1970, 1, 1) + _dt.timedelta(hours=float(asked_at_h))
+    states = bank_states(records, at)
+    return {r.id: int(max(s, int(State.ACTIVE))) for r, s in zip(records, states)}
 
 
 def _weights_row(categories: Mapping[str, float] | None, item: str) -> np.ndarray:

@@ -114,6 +114,15 @@ def optimal_by_k(cnt: np.ndarray, s1: np.ndarray, s2: np.ndarray, rgs: np.ndarra
     return out, rgs, v
 
 
+def optimal_table_partitions() -> dict[int, list[list[str]]]:
+    """Variance-minimising partitions of the ontology table's own (α_c, λ_c, F_c) rows (every
+    category weighted once) for k = 1..11 — the category-mean model, no corpus needed. Used by
+    the granularity sweep and by the ``fr-collapsed-K`` systems."""
+    pol = table_policies()
+    best, rgs, _ = optimal_by_k(np.ones(len(pol)), pol.copy(), (pol**2).sum(axis=1))
+    return {k: blocks(rgs[j]) for k, (_, j) in best.items()}
+
+
 def entry_policies(corpus) -> tuple[np.ndarray, np.ndarray]:
     """Policy vectors and primary categories of the corpus's unique fact entries."""
     e = corpus.entries()

@@ -13,7 +13,6 @@ import os
 import subprocess
 import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
@@ -55,12 +54,6 @@ def bank_records(suite: Suite, router: Router, embedder, normalize=lambda t: t) 
     return out
 
 
-@dataclass
-class PersonaRun:
-    persona: str
-    records: list[dict]
-
-
 def run_persona(
     suite: Suite,
     systems: Sequence[System],
@@ -71,8 +64,10 @@ def run_persona(
     keep_terms: bool = True,
     workdir: str | None = None,
     owner_aware: bool = True,
+    keep_outcome: bool = False,
 ) -> list[dict]:
-    """Every question of one persona under every system → per-question records."""
+    """Every question of one persona under every system → per-question records (with
+    ``keep_outcome`` also the :class:`Outcome` object under ``"_outcome"``, for aggregation)."""
     router = Router(embedder)
     tmp = tempfile.TemporaryDirectory(dir=workdir)
     try:
@@ -94,8 +89,10 @@ def run_persona(
                 rec = {
                     "system": s.name, "persona": suite.persona, "id": q.id, "attack_vector": q.attack_vector,
                     "intent": res.intent, "gold_intent": q.intent, "passed": bool(o.passed), "stale": bool(o.stale),
-                    "ranked": ranked, "outcome": _outcome_dict(o),
+                    "ranked": ranked, "outcome": o.to_dict(),
                 }
+                if keep_outcome:
+                    rec["_outcome"] = o
                 if keep_terms:
                     rec["terms"] = [{k: round(v, 5) for k, v in r["terms"].items()} | {"state": r["state"], "stages": r["stages"]} for r in res.results]
                 out.append(rec)
@@ -103,18 +100,6 @@ def run_persona(
         return out
     finally:
         tmp.cleanup()
-
-
-def _outcome_dict(o) -> dict:
-    if hasattr(o, "_asdict"):
-        d = o._asdict()
-    elif hasattr(o, "__dataclass_fields__"):
-        from dataclasses import asdict
-
-        d = asdict(o)
-    else:
-        d = dict(o)
-    return {k: (float(v) if isinstance(v, (float, np.floating)) else v) for k, v in d.items()}
 
 
 def git_revision() -> str | None:
@@ -127,14 +112,12 @@ def git_revision() -> str | None:
 
 def summarize(records: list[dict], system_names: Sequence[str], reference: str = "fr-full") -> dict:
     """Overall and per-AV tables per system, plus paired comparisons against ``reference``."""
-    from ._metrics import Outcome  # noqa: F401  (type of the rebuilt outcomes)
-
     by_sys: dict[str, list[dict]] = {n: [] for n in system_names}
     for r in records:
         by_sys.setdefault(r["system"], []).append(r)
     systems = {}
     for name in system_names:
-        outs = [_rebuild(r) for r in by_sys[name]]
+        outs = [r["_outcome"] for r in by_sys[name]]
         systems[name] = aggregate(outs)
     comparisons = {}
     if reference in by_sys:
@@ -150,10 +133,6 @@ def summarize(records: list[dict], system_names: Sequence[str], reference: str =
             b = np.array([p[1]["passed"] for p in pairs], dtype=bool)
             comparisons[name] = {"pass": paired_bootstrap(a, b), "mcnemar": mcnemar(a, b)}
     return {"systems": systems, "comparisons_vs_" + reference.replace("-", "_"): comparisons}
-
-
-def _rebuild(rec: dict):
-    return question_outcome(rec["attack_vector"], rec["ranked"], rec["_support"], rec["_wrong"]) if "_support" in rec else rec["_outcome"]
 
 
 def run_benchmark(
@@ -174,14 +153,9 @@ def run_benchmark(
     names = [s.name for s in syss]
     t0 = time.perf_counter()
     records: list[dict] = []
-    outcomes: list[Any] = []
     it = tqdm(suites, desc="personas", unit="persona", disable=not progress)
     for suite in it:
-        qs = {q.id: q for q in suite.questions}
-        for rec in run_persona(suite, syss, embedder, gold_intent=gold_intent, base_params=base_params, keep_terms=keep_terms):
-            q = qs[rec["id"]]
-            rec["_outcome"] = question_outcome(q.attack_vector, rec["ranked"], q.support, q.wrong)
-            records.append(rec)
+        records.extend(run_persona(suite, syss, embedder, gold_intent=gold_intent, base_params=base_params, keep_terms=keep_terms, keep_outcome=True))
     summary = summarize(records, names)
     for r in records:
         r.pop("_outcome", None)

@@ -134,7 +134,6 @@ def resolve_systems(names: str | Sequence[str] | None) -> list[System]:
         if n in SYSTEMS:
             out.append(SYSTEMS[n])
         elif n.startswith("fr-collapsed-") and n.rsplit("-", 1)[1].isdigit():
-            from .._ontology import CATEGORY_NAMES as names_
             k = int(n.rsplit("-", 1)[1])
             out.append(collapsed_system(k, _default_partition(k)))
         elif n == "fr-cognitive-partition":
@@ -146,16 +145,9 @@ def resolve_systems(names: str | Sequence[str] | None) -> list[System]:
 
 def _default_partition(k: int) -> list[list[str]]:
     """Partition of the categories into k groups minimising within-group parameter variance
-    (theory A.5 on the ontology table itself; see :mod:`theory.partitions`)."""
+    (theory A.5's exact enumeration on the ontology table, the same as the granularity sweep)."""
     if not 1 <= k <= N_CATEGORIES:
         raise ValueError(f"systems: fr-collapsed-{k}: k must lie in 1..{N_CATEGORIES}")
-    try:
-        from theory.partitions import optimal_partition_of_table
+    from theory.partitions import optimal_table_partitions
 
-        return optimal_partition_of_table(k)
-    except ImportError:  # fallback: sort by rate and cut into k contiguous groups
-        from .._ontology import ONTOLOGY
-
-        order = sorted(ONTOLOGY, key=lambda r: (r.rate_per_hour, r.alpha))
-        chunks = np.array_split(np.arange(N_CATEGORIES), k)
-        return [[order[i].category.name for i in ch] for ch in chunks]
+    return optimal_table_partitions()[k]

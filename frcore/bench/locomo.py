@@ -352,21 +352,9 @@ def paired_bootstrap_mean(a: Any, b: Any, n_boot: int = 10000, seed: int = 0) ->
         raise ValueError(f"a, b: paired scores need equal lengths, got {x.size} and {y.size}")
     if x.size == 0:
         raise ValueError("a, b: empty; nothing to compare")
-    if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 1:
-        raise ValueError(f"n_boot: expected a positive integer, got {n_boot!r}")
-    d = x - y
-    n = d.size
-    rng = np.random.default_rng(seed)
-    boots = np.empty(int(n_boot))
-    chunk = max(1, 2_000_000 // n)
-    for start in range(0, int(n_boot), chunk):
-        m = min(chunk, int(n_boot) - start)
-        boots[start : start + m] = d[rng.integers(0, n, size=(m, n))].mean(axis=1)
-    lo, hi = np.percentile(boots, [2.5, 97.5])
-    return {
-        "diff": float(d.mean()), "ci_low": float(lo), "ci_high": float(hi), "mean_a": float(x.mean()),
-        "mean_b": float(y.mean()), "n": int(n), "n_boot": int(n_boot), "seed": seed, "level": 0.95,
-    }
+    from ._metrics import bootstrap_difference
+
+    return bootstrap_difference(x, y, n_boot=n_boot, seed=seed)
 
 
 def question_scores(ranked: Sequence[str], evidence: Sequence[str], ks: Sequence[int] = KS) -> dict[str, float]:
