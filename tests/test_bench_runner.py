@@ -111,3 +111,13 @@ def test_collapsed_systems_use_the_optimal_table_partition():
         for a, b in zip(got, want):
             np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
     assert len(optimal_table_partitions()[3]) == 3
+
+
+def test_pipeline_overrides_apply_to_fr_systems_only():
+    from frcore.bench._systems import with_overrides
+
+    out = with_overrides(resolve_systems("fr-full,flat-cosine"), {"hybrid_weight": 0.3, "n_distill": 10.0})
+    assert out[0].pipeline.hybrid_weight == 0.3 and out[0].pipeline.n_distill == 10 and isinstance(out[0].pipeline.n_distill, int)
+    assert out[1].pipeline == SYSTEMS["flat-cosine"].pipeline
+    with pytest.raises(ValueError, match="pipeline"):
+        with_overrides(out, {"nonsense": 1.0})

@@ -145,11 +145,14 @@ def run_benchmark(
     keep_terms: bool = True,
     progress: bool = True,
     suite_label: str = "",
+    pipeline_overrides: dict | None = None,
 ) -> dict:
     """Run every system on every persona; returns the ``fr bench run`` result dict."""
     from tqdm import tqdm
 
-    syss = resolve_systems(systems)
+    from ._systems import with_overrides
+
+    syss = with_overrides(resolve_systems(systems), pipeline_overrides)
     names = [s.name for s in syss]
     t0 = time.perf_counter()
     records: list[dict] = []
@@ -165,6 +168,8 @@ def run_benchmark(
         "n_questions": len({(r["persona"], r["id"]) for r in records}),
         "embedder": getattr(embedder, "name", str(embedder)),
         "gold_intent": gold_intent,
+        "pipeline_overrides": pipeline_overrides or {},
+        "param_overrides": {k: float(v) for k, v in zip(base_params._fields, base_params) if v.ndim == 0} if base_params is not None else {},
         "git_revision": git_revision(),
         "seconds": round(time.perf_counter() - t0, 2),
         **summary,

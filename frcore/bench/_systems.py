@@ -151,3 +151,17 @@ def _default_partition(k: int) -> list[list[str]]:
     from theory.partitions import optimal_table_partitions
 
     return optimal_table_partitions()[k]
+
+
+def with_overrides(systems: Sequence[System], pipeline: dict | None = None) -> list[System]:
+    """The systems with PipelineConfig fields overridden on every lifecycle-ranked system
+    (flat baselines keep theirs), e.g. ``{"hybrid_weight": 0.3}``; unknown fields raise."""
+    if not pipeline:
+        return list(systems)
+    fields = set(PipelineConfig.__dataclass_fields__)
+    bad = sorted(set(pipeline) - fields - {"score"})
+    if bad:
+        raise ValueError(f"pipeline: unknown field(s) {bad}; known: {sorted(fields)}")
+    defaults = PipelineConfig()
+    typed = {k: type(getattr(defaults, k))(v) for k, v in pipeline.items()}
+    return [replace(s, pipeline=replace(s.pipeline, **typed)) if s.pipeline.ranker == "lifecycle" else s for s in systems]

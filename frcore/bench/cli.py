@@ -39,7 +39,14 @@ def _run(args) -> int:
 
     suites, label = load_suites_arg(args.suite, args.personas, args.seed)
     emb = make_embedder(args.embedder)
-    result = run_benchmark(suites, args.systems, emb, gold_intent=args.gold_intent, suite_label=label, keep_terms=not args.no_terms)
+    pipeline = dict(_kv("--pipeline", x) for x in args.pipeline)
+    base = None
+    if args.param:
+        from .. import default_params, replace_params
+
+        base = replace_params(default_params(), **dict(_kv("--param", x) for x in args.param))
+    result = run_benchmark(suites, args.systems, emb, gold_intent=args.gold_intent, suite_label=label, keep_terms=not args.no_terms,
+                           base_params=base, pipeline_overrides=pipeline or None)
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(result, default=str))
@@ -49,6 +56,16 @@ def _run(args) -> int:
         Path(args.markdown).write_text(table + "\n")
     print(f"\n{result['n_personas']} personas, {result['n_questions']} questions, {len(result['systems'])} systems in {result['seconds']} s", file=sys.stderr)
     return 0
+
+
+def _kv(flag: str, text: str) -> tuple[str, float]:
+    key, sep, value = text.partition("=")
+    if not sep:
+        raise ValueError(f"{flag}: expected KEY=VALUE, got {text!r}")
+    try:
+        return key.strip(), float(value)
+    except ValueError:
+        raise ValueError(f"{flag} {key}: value {value!r} is not a number") from None
 
 
 def _report(args) -> int:
@@ -72,6 +89,8 @@ def register(subparsers) -> None:
     r.add_argument("--json", help="write the full result (with per-question records) here")
     r.add_argument("--markdown", help="also write the markdown table here")
     r.add_argument("--no-terms", action="store_true", help="omit per-result score terms from the records")
+    r.add_argument("--pipeline", action="append", default=[], metavar="KEY=VALUE", help="override a PipelineConfig field on every FR system, e.g. hybrid_weight=0.3 (repeatable)")
+    r.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help="override a scalar score parameter, e.g. numeric_exempt_weight=1.0 (repeatable)")
     r.set_defaults(func=_run)
     rep = sub.add_parser("report", help="print the tables of a saved result")
     rep.add_argument("result")
