@@ -234,3 +234,15 @@ def test_distillation_mask_agrees_with_the_kernel_mask(config):
             for s, n, h in zip(state, numeric, he)
         ])
         np.testing.assert_array_equal(mine, kernel)
+
+
+def test_a_write_by_another_connection_is_seen(tmp_path):
+    """Cached per-snapshot views are keyed by the store's persisted version counter."""
+    path = str(tmp_path / "shared.db")
+    reader = Bank.open(path)
+    reader.add(FACTS[:1])
+    assert "sister" not in reader.query("sister named Ines in Porto", at="2025-07-01").ids
+    with Bank.open(path) as writer:
+        writer.add([FACTS[-1]])
+    assert "sister" in reader.query("sister named Ines in Porto", at="2025-07-01").ids
+    reader.close()

@@ -198,7 +198,8 @@ class Bank:
 
     # ------------------------------------------------------------------ reads
     def _view(self, at: _dt.datetime, known_at: _dt.datetime | None, include_quarantined: bool) -> _View:
-        key = (at, known_at, include_quarantined, getattr(self.store, "version", None))
+        # The store's version counter is persisted, so writes by other processes invalidate too.
+        key = (at, known_at, include_quarantined, self.store.version())
         view = self._views.get(key)
         if view is not None:
             return view
