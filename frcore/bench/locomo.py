@@ -481,14 +481,14 @@ def run_conversation(conv: Conversation, systems: Sequence[Any], embedder, *, ba
         tmp.cleanup()
 
 
-def run_locomo(data: LocomoData, systems: str | Sequence[str] | None, embedder, *, base_params=None, progress: bool = True, n_boot: int = 10000, keep_questions: bool = False) -> dict[str, Any]:
+def run_locomo(data: LocomoData, systems: str | Sequence[str] | None, embedder, *, base_params=None, progress: bool = True, n_boot: int = 10000, keep_questions: bool = False, pipeline_overrides: dict | None = None) -> dict[str, Any]:
     """Every system on every conversation → the ``fr bench locomo`` result dict."""
     from tqdm import tqdm
 
     from ._runner import git_revision
-    from ._systems import resolve_systems
+    from ._systems import resolve_systems, with_overrides
 
-    syss = resolve_systems(systems)
+    syss = with_overrides(resolve_systems(systems), pipeline_overrides)
     names = [s.name for s in syss]
     t0 = time.perf_counter()
     records: list[dict[str, Any]] = []
@@ -560,7 +560,10 @@ def _cli(args) -> int:
 
     data = load_locomo(args.data, args.conversations)
     emb = make_embedder(args.embedder)
-    result = run_locomo(data, args.systems, emb, n_boot=args.n_boot, keep_questions=args.questions)
+    from .cli import _kv
+
+    overrides = dict(_kv("--pipeline", x) for x in args.pipeline) or None
+    result = run_locomo(data, args.systems, emb, n_boot=args.n_boot, keep_questions=args.questions, pipeline_overrides=overrides)
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     Path(args.json).write_text(json.dumps(result, default=str, indent=1))
     table = markdown_locomo(result)
@@ -582,6 +585,7 @@ def register_locomo(sub) -> None:
     p.add_argument("--conversations", type=int, default=None, help="only the first N conversations")
     p.add_argument("--n-boot", type=int, default=10000, help="bootstrap resamples (default 10000)")
     p.add_argument("--questions", action="store_true", help="keep the per-question records in the JSON")
+    p.add_argument("--pipeline", action="append", default=[], metavar="KEY=VALUE", help="override a PipelineConfig field on every FR system (repeatable)")
     p.add_argument("--json", required=True, help="write the result here")
     p.add_argument("--markdown", help="also write the markdown table here")
     p.set_defaults(func=_cli)
