@@ -2,13 +2,17 @@
 
 Four implementations of the same score, measured in one run on the same inputs:
 
-- ``jax``: score + top-10 as **one** ahead-of-time compiled executable
-  (``jax.jit(fused).lower(...).compile()``, where ``fused`` calls
-  :func:`frcore.score_candidates` and :func:`frcore.top_k` — no second copy of the formula),
-  inputs already on the device, timed to ``block_until_ready``;
-- ``jax_from_numpy``: the same executable given NumPy arrays (host→device transfer included);
+- ``jax``: score + top-10 as **one** ahead-of-time compiled executable of
+  :func:`frcore.score_top_k_packed` (the packed single-query path: parameters, query and
+  candidates as three arrays; the formula is :func:`frcore.score`), inputs already on the
+  device, timed to ``block_until_ready``;
+- ``jax_from_numpy``: the same executable from the validated NumPy field arrays, packed and
+  transferred on every call;
 - ``numpy``: the float64 reference twin (:mod:`frcore.reference`) + its top-k;
 - ``python``: the pure-Python loop :func:`frcore.reference.score_python` + ``heapq.nlargest``.
+
+Beside them, the **dispatch floor**: a trivial executable (one elementwise op) over the same
+three inputs — what any single jitted call costs on this machine before it computes anything.
 
 Candidates are padded to :func:`frcore.bucket_size` (k), so a sweep over k compiles once per
 bucket; compilations are counted with JAX's own compile events and compile time is reported
@@ -76,9 +80,14 @@ def _raw_inputs(k: int, seed: int = 0) -> tuple[dict, np.ndarray]:
     return raw, rng.random(frcore.N_CATEGORIES)
 
 
-def _fused(params, query, cands):
-    """score + top-10 in one dispatch (calls the frcore kernels)."""
-    return frcore.top_k(frcore.score_candidates(params, query, cands).total, TOP)
+def _fused(pvec, qvec, cmat):
+    """score + top-10 in one dispatch: :func:`frcore.score_top_k_packed` (frcore's kernels)."""
+    return frcore.score_top_k_packed(pvec, qvec, cmat, TOP)
+
+
+def _floor(pvec, qvec, cmat):
+    """The dispatch floor: one trivial elementwise op over the same three inputs."""
+    return cmat[0] + qvec[0] + pvec[0]
 
 
 def _timeit(fn, *, min_reps: int = 5, max_reps: int = 2000, budget_s: float = 0.25) -> float:
@@ -110,7 +119,10 @@ def run_latency(quick: bool = False, ks: list[int] | None = None, log=print) -> 
     params = frcore.default_params()
     np_params = frcore.params_to_numpy(params)
     config = frcore.ScoreConfig()
+    pv = jax.device_put(frcore.pack_params(params))
     executables: dict[int, object] = {}
+    floors: dict[int, object] = {}
+    dispatch_floor: list[dict] = []
     compile_s = 0.0
     results: list[dict] = []
     sweep_compiles = 0
@@ -118,21 +130,28 @@ def run_latency(quick: bool = False, ks: list[int] | None = None, log=print) -> 
         for k in ks:
             raw, routing = _raw_inputs(k)
             b = frcore.bucket_size(k)
-            q = frcore.make_query("current", routing)
-            c = frcore.make_candidates(**raw, pad_to=b)
-            jax.block_until_ready((q, c))
+            q_np = frcore.make_query("current", routing, device=False)
+            c_np = frcore.make_candidates(**raw, pad_to=b, device=False)
+            qv, cm = jax.device_put((frcore.pack_query(q_np), frcore.pack_candidates(c_np)))
+            jax.block_until_ready((qv, cm))
             before = counted["compiles"]  # input validation (eager, outside) is not counted
             if b not in executables:
                 t0 = time.perf_counter()
-                executables[b] = jax.jit(_fused).lower(params, q, c).compile()
+                executables[b] = jax.jit(_fused).lower(pv, qv, cm).compile()
                 compile_s += time.perf_counter() - t0
-            exe = executables[b]
+                n_floor = counted["compiles"]
+                floors[b] = jax.jit(_floor).lower(pv, qv, cm).compile()
+                before += counted["compiles"] - n_floor  # the floor's own compile is not the kernel's
+            exe, floor = executables[b], floors[b]
             heavy = k >= 10_000
+            reps = 200 if heavy else 2000
             row = {}
-            row["jax"] = _timeit(lambda: jax.block_until_ready(exe(params, q, c)), budget_s=budget, max_reps=200 if heavy else 2000)
-            q_np = frcore.Query(*(np.asarray(x) for x in q))
-            c_np = frcore.Candidates(*(np.asarray(x) for x in c))
-            row["jax_from_numpy"] = _timeit(lambda: jax.block_until_ready(exe(params, q_np, c_np)), budget_s=budget, max_reps=200 if heavy else 2000)
+            row["jax"] = _timeit(lambda: jax.block_until_ready(exe(pv, qv, cm)), budget_s=budget, max_reps=reps)
+            # from NumPy: the validated field arrays are packed and transferred on every call
+            row["jax_from_numpy"] = _timeit(
+                lambda: jax.block_until_ready(exe(pv, frcore.pack_query(q_np), frcore.pack_candidates(c_np))), budget_s=budget, max_reps=reps
+            )
+            dispatch_floor.append({"k": k, "median_us": _timeit(lambda: jax.block_until_ready(floor(pv, qv, cm)), budget_s=budget, max_reps=reps)})
             sweep_compiles += counted["compiles"] - before
             if k <= cap["numpy"]:
                 c_k = frcore.Candidates(*(x[:k] for x in c_np))
@@ -176,6 +195,7 @@ def run_latency(quick: bool = False, ks: list[int] | None = None, log=print) -> 
         "batched": {"B": B, "k": kb, "scores_per_s": float(B * kb / t_batch)},
         "compile_s": float(compile_s),
         "compilations": int(sweep_compiles),
+        "dispatch_floor": dispatch_floor,
         "paper": dict(PAPER),
         "machine": {
             "platform": platform.platform(),
@@ -235,6 +255,9 @@ def run_cli(args) -> int:
     if at20:
         print("k=20 median: " + ", ".join(f"{i} {v:,.1f} μs" for i, v in at20.items()) + f" (paper {PAPER['median_us_k20']} μs)")
     print("slope ns/candidate: " + ", ".join(f"{i} {v:,.1f}" for i, v in res["slope_ns"].items()) + f" (paper {PAPER['slope_ns']})")
+    floor20 = [d["median_us"] for d in res["dispatch_floor"] if d["k"] == 20]
+    if floor20:
+        print(f"dispatch floor at k=20 (trivial executable, same inputs): {floor20[0]:,.1f} μs")
     b = res["batched"]
     print(f"batched B={b['B']} x k={b['k']}: {b['scores_per_s']:.3g} scores/s; "
           f"compile {res['compile_s']:.2f} s (apart); {res['compilations']} compilations in the k sweep "

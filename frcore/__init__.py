@@ -60,6 +60,13 @@ from ._types import (
     intent_index as intent_index,
     state_index as state_index,
 )
+from ._packed import (
+    pack_candidates as pack_candidates,
+    pack_params as pack_params,
+    pack_query as pack_query,
+    score_packed as score_packed,
+    score_top_k_packed as score_top_k_packed,
+)
 from ._validate import (
     bucket_size as bucket_size,
     category_weights_matrix as category_weights_matrix,

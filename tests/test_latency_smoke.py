@@ -9,7 +9,7 @@ import pytest
 from experiments.latency import IMPLS, run_latency
 from frcore.cli import main
 
-KEYS = {"results", "slope_ns", "batched", "compile_s", "compilations", "paper", "machine"}
+KEYS = {"results", "slope_ns", "batched", "compile_s", "compilations", "dispatch_floor", "paper", "machine"}
 
 
 def _check_shape(res: dict, ks: list[int]) -> None:
@@ -28,6 +28,7 @@ def _check_shape(res: dict, ks: list[int]) -> None:
     assert set(b) == {"B", "k", "scores_per_s"} and (b["B"], b["k"]) == (1000, 20) and b["scores_per_s"] > 0
     assert isinstance(res["compile_s"], float) and res["compile_s"] > 0
     assert isinstance(res["compilations"], int)
+    assert sorted(d["k"] for d in res["dispatch_floor"]) == sorted(ks) and all(d["median_us"] > 0 for d in res["dispatch_floor"])
     assert isinstance(res["machine"], dict) and res["machine"]["backend"]
 
 

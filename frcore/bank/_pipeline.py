@@ -39,7 +39,7 @@ import numpy as np
 
 from .. import _types as T
 from .._params import LifecycleParams
-from .._scoring import score_candidates, top_k
+from .._packed import pack_candidates, pack_params, pack_query, score_top_k_packed
 from .._types import COMPATIBLE, Intent, ScoreConfig, State
 from .._validate import bucket_size, make_candidates, make_query
 
@@ -115,6 +115,15 @@ class Retrieval:
     rows: np.ndarray | None = None  # (k,) snapshot rows of the scored candidates
     candidates: object | None = None  # frcore.Candidates padded to a bucket
     query: object | None = None  # frcore.Query
+
+
+_PACKED: list = [None, None]  # (params object, its packed vector): packed once per parameter set
+
+
+def _packed_params(params: LifecycleParams) -> np.ndarray:
+    if _PACKED[0] is not params:
+        _PACKED[:] = [params, pack_params(params)]
+    return _PACKED[1]
 
 
 def clock_ages(said_at_h: np.ndarray, at_h: float) -> np.ndarray:
@@ -299,16 +308,17 @@ def retrieve(
         device=False,
     )
     query = make_query(intent_i, np.clip(routing, 0.0, 1.0), device=False)
-    terms = score_candidates(params, query, cands, config.score)
-    values, order = top_k(terms.total, config.k)
+    values, order, terms = score_top_k_packed(
+        _packed_params(params), pack_query(query), pack_candidates(cands), config.k, config.score, with_terms=True
+    )
     values, order = np.asarray(values), np.asarray(order)
-    terms_np = {name: np.asarray(v) for name, v in terms._asdict().items()}
+    terms_np = {name: np.asarray(v) for name, v in terms._asdict().items()}  # terms of the top k
     out = []
-    for v, j in zip(values, order):
+    for pos, (v, j) in enumerate(zip(values, order)):
         if not np.isfinite(v) or j >= k:
             continue
         row = int(cand[j])
-        t = {name: float(arr[j]) for name, arr in terms_np.items()}
+        t = {name: float(arr[pos]) for name, arr in terms_np.items()}
         t["sim_cosine"] = float(cos_raw[row])
         t["sim_linked"] = float(cos[row])
         t["sim_bm25"] = float(bm_n[row])
