@@ -41,13 +41,14 @@ def _compatibility_table() -> np.ndarray:
     ``current``, ``broad`` and ``retraction_aware`` admit active / contested (a retraction-aware
     query may surface the retraction statement, which is itself an active edge);
     ``historical`` also admits superseded and expired; ``change_history`` admits all but
-    retracted; ``upcoming`` admits active / contested edges (the kernel further requires the
-    event to lie ahead). Retracted content is admitted by no intent.
+    retracted; ``upcoming`` admits active edges only, as SPEC §3 states (the kernel further
+    requires the event to lie ahead). Retracted content is admitted by no intent.
     """
     t = np.zeros((N_INTENTS, N_STATES), dtype=bool)
     live = [State.ACTIVE, State.CONTESTED]
-    for intent in (Intent.CURRENT, Intent.BROAD, Intent.RETRACTION_AWARE, Intent.UPCOMING):
+    for intent in (Intent.CURRENT, Intent.BROAD, Intent.RETRACTION_AWARE):
         t[intent, live] = True
+    t[Intent.UPCOMING, State.ACTIVE] = True
     t[Intent.HISTORICAL, live + [State.SUPERSEDED, State.EXPIRED]] = True
     t[Intent.CHANGE_HISTORY, live + [State.SUPERSEDED, State.EXPIRED]] = True
     t.setflags(write=False)

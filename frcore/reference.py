@@ -32,7 +32,7 @@ ADMITS: dict[int, frozenset[int]] = {
     Intent.CURRENT: _LIVE,
     Intent.BROAD: _LIVE,
     Intent.RETRACTION_AWARE: _LIVE,  # the retraction statement itself is an active edge
-    Intent.UPCOMING: _LIVE,  # and the event must lie ahead (checked below)
+    Intent.UPCOMING: frozenset({State.ACTIVE}),  # SPEC §3: active edges only, event ahead (checked below)
     Intent.HISTORICAL: _LIVE | {State.SUPERSEDED, State.EXPIRED},
     Intent.CHANGE_HISTORY: _LIVE | {State.SUPERSEDED, State.EXPIRED},  # all but retracted
 }

@@ -198,6 +198,9 @@ def test_upcoming_never_admits_a_past_or_missing_event(raw, config_id):
     admitted = np.isfinite(np.asarray(t.total))
     assert not np.any(admitted & ~np.asarray(c.has_event)), "upcoming admitted an edge with no event"
     assert not np.any(admitted & (np.asarray(c.hours_to_event) < 0)), "upcoming admitted a past event"
+    # SPEC §3: upcoming admits active edges (numeric edges count as active when superseded or
+    # expired, by the exemption); a contested edge is never admitted
+    assert not np.any(admitted & (np.asarray(c.state) == fr.State.CONTESTED)), "upcoming admitted a contested edge"
 
 
 @settings(max_examples=40)
