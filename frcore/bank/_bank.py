@@ -14,7 +14,7 @@ from .._params import LifecycleParams, default_params, validate_params
 from .._types import STATE_NAMES
 from ._embed import get_embedder
 from ._lexical import LexicalIndex
-from ._pipeline import PipelineConfig, Retrieval, clock_ages, related_pairs, retrieve
+from ._pipeline import PipelineConfig, Prepared, Retrieval, clock_ages, related_pairs, retrieve
 from ._query import Router, check_intent, infer_intent, routing_from_categories
 
 EPOCH = _dt.datetime(1970, 1, 1)
@@ -112,6 +112,7 @@ class _View:
     eligible: np.ndarray
     related: tuple[np.ndarray, np.ndarray]
     primary: np.ndarray
+    prepared: Prepared | None = None
 
 
 class Bank:
@@ -219,7 +220,14 @@ class Bank:
         links_by_id = {e.id: e.links for e in self.store.edges(known_at=known_at)}
         links = [links_by_id.get(str(i), {}) for i in ids]
         related = related_pairs(snap.slots, snap.said_at_h, links, snap.index)
-        view = _View(snap, vecs, LexicalIndex([self.normalize(t) for t in snap.texts]), clock_ages(snap.said_at_h, to_hours(at)), eligible, related, np.argmax(snap.weights, axis=1) if len(ids) else np.zeros(0, np.int64))
+        at_h = to_hours(at)
+        ages = clock_ages(snap.said_at_h, at_h)
+        primary = np.argmax(snap.weights, axis=1) if len(ids) else np.zeros(0, np.int64)
+        prepared = Prepared(
+            weights=snap.weights, said_at_h=snap.said_at_h, event_h=snap.event_h, state=snap.state, confidence=snap.confidence,
+            numeric=snap.numeric, slots=snap.slots, eligible=eligible, at_h=at_h, ages=ages, related=related, primary_rows=primary,
+        )
+        view = _View(snap, vecs, LexicalIndex([self.normalize(t) for t in snap.texts]), ages, eligible, related, primary, prepared)
         self._views[key] = view
         return view
 
@@ -284,6 +292,7 @@ class Bank:
             ages=view.ages,
             related=view.related,
             primary_rows=view.primary,
+            prepared=view.prepared,
         )
         results = tuple(
             {

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Sequence
 
 import bm25s
@@ -14,10 +15,32 @@ try:  # optional: PyStemmer gives Snowball stemming to bm25s
 except Exception:  # pragma: no cover - depends on the environment
     _STEMMER = None
 
+try:  # the list bm25s.tokenize uses for stopwords="en"
+    from bm25s.stopwords import STOPWORDS_EN as _STOPWORDS_EN
+except Exception:  # pragma: no cover - depends on the bm25s version
+    _STOPWORDS_EN = None
+
+#: bm25s.tokenize's default token pattern (scikit-learn's CountVectorizer)
+_SPLIT = re.compile(r"(?u)\b\w\w+\b").findall
+_STOP = frozenset(_STOPWORDS_EN) if _STOPWORDS_EN is not None else None
+
 
 def _tokenize(texts: Sequence[str]) -> list[list[str]]:
     out = bm25s.tokenize(list(texts), stopwords="en", stemmer=_STEMMER, return_ids=False, show_progress=False)
     return [list(t) for t in out]
+
+
+def _tokenize_one(text: str) -> list[str]:
+    """Tokens of one text, equal to ``_tokenize([text])[0]`` (lower-case, split on the same
+    pattern, English stopwords dropped, each token stemmed) without bm25s' per-call setup."""
+    if _STOP is None:
+        return _tokenize([text])[0]
+    tokens = [t for t in _SPLIT(text.lower()) if t not in _STOP]
+    if _STEMMER is None or not tokens:
+        return tokens
+    unique = list(dict.fromkeys(tokens))
+    stem = dict(zip(unique, _STEMMER.stemWords(unique)))
+    return [stem[t] for t in tokens]
 
 
 class LexicalIndex:
@@ -37,9 +60,8 @@ class LexicalIndex:
         """BM25 score of every indexed text for ``query`` (zeros when no term matches)."""
         if self._bm25 is None:
             return np.zeros(0)
-        q = _tokenize([query])[0]
         vocab = self._bm25.vocab_dict
-        q = [t for t in q if t in vocab]
-        if not q:
+        ids = [vocab[t] for t in _tokenize_one(query) if t in vocab]
+        if not ids:
             return np.zeros(self.n)
-        return np.asarray(self._bm25.get_scores(q), dtype=np.float64)
+        return np.asarray(self._bm25.get_scores_from_ids(ids), dtype=np.float64)

@@ -31,6 +31,7 @@ Our choices where the paper is silent (documented, not the paper's):
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 from typing import Sequence
 
@@ -40,8 +41,10 @@ import numpy as np
 from .. import _types as T
 from .._params import LifecycleParams
 from .._packed import pack_candidates, pack_params, pack_query, score_top_k_packed
-from .._types import COMPATIBLE, Intent, ScoreConfig, State
-from .._validate import bucket_size, make_candidates, make_query
+from .._ontology import N_CATEGORIES
+from .._scoring import Candidates, Query
+from .._types import COMPATIBLE, N_STATES, Intent, ScoreConfig, State
+from .._validate import WEIGHT_SUM_TOL, bucket_size, make_candidates, make_query
 
 STAGES = ("cosine", "bm25", "forced")
 RANKERS = ("lifecycle", "cosine", "bm25")
@@ -197,6 +200,183 @@ def admitted(state: np.ndarray, numeric: np.ndarray, hours_to_event: np.ndarray,
     return ok
 
 
+class Prepared:
+    """Per-snapshot arrays of :func:`retrieve` that depend only on the snapshot and ``at``
+    (hours to event, ages, rows by primary category, the grouping of related pairs, the
+    lifecycle variants of the state and alive mask), built once and reused by every query
+    against that snapshot. Everything query-dependent is computed per call."""
+
+    def __init__(
+        self,
+        *,
+        weights: np.ndarray,
+        said_at_h: np.ndarray,
+        event_h: np.ndarray,
+        state: np.ndarray,
+        confidence: np.ndarray,
+        numeric: np.ndarray,
+        slots: Sequence,
+        eligible: np.ndarray,
+        at_h: float,
+        ages: np.ndarray | None = None,
+        related: tuple[np.ndarray, np.ndarray] | None = None,
+        primary_rows: np.ndarray | None = None,
+    ) -> None:
+        self.at_h = at_h
+        self.weights = weights
+        self.said_at_h = said_at_h
+        self.state = np.asarray(state)
+        self.n = self.state.shape[0]
+        self.confidence = np.asarray(confidence)
+        self.numeric = np.asarray(numeric, bool)
+        self.slots = slots
+        self.eligible = np.asarray(eligible, dtype=bool)
+        self.hours_to_event = np.asarray(event_h, dtype=np.float64) - at_h
+        self._ages = ages
+        self._primary = primary_rows
+        self._by_primary: dict[int, np.ndarray] = {}
+        self.related = related
+        self._groups = None
+        self._variants: dict[tuple[bool, bool], tuple] = {}
+        self._kernel_rows: tuple | None = None
+
+    @property
+    def ages(self) -> np.ndarray:
+        if self._ages is None:
+            self._ages = clock_ages(self.said_at_h, self.at_h)
+        return self._ages
+
+    def rows_of_primary(self, cat: int) -> np.ndarray:
+        """Rows whose primary category (argmax weight, first on ties) is ``cat``, ascending."""
+        rows = self._by_primary.get(cat)
+        if rows is None:
+            primary = np.argmax(self.weights, axis=1) if self._primary is None else self._primary
+            rows = self._by_primary[cat] = np.flatnonzero(primary == cat)
+        return rows
+
+    def related_groups(self):
+        """(unique src rows, dst rows ordered by src, start of each src's run): the related
+        pairs grouped by source, for a per-source maximum with ``np.maximum.reduceat``."""
+        if self._groups is None:
+            src, dst = self.related
+            order = np.argsort(src, kind="stable")
+            s = src[order]
+            starts = np.flatnonzero(np.r_[True, s[1:] != s[:-1]])
+            self._groups = (s[starts], dst[order], starts)
+        return self._groups
+
+    def variant(self, untyped_expiry: bool, overwrite: bool):
+        """(state, alive mask, alive rows or None when every row is alive) for the pipeline's
+        lifecycle switches (untyped expiry rewrites states; overwrite drops rows)."""
+        key = (untyped_expiry, overwrite)
+        v = self._variants.get(key)
+        if v is None:
+            state = self.state
+            if untyped_expiry:
+                state = state.copy()
+                he = self.hours_to_event
+                past = ~np.isnan(he) & (np.nan_to_num(he, nan=0.0) < 0)
+                state[past & ((state == State.ACTIVE) | (state == State.CONTESTED))] = State.EXPIRED
+            alive = self.eligible.copy()
+            if overwrite:
+                alive &= overwrite_keep(state, self.slots, self.said_at_h)
+            v = self._variants[key] = (state, alive, None if alive.all() else np.flatnonzero(alive))
+        return v
+
+    def kernel_rows(self) -> tuple | None:
+        """Every row's kernel inputs in the kernel's dtypes (float32 weights, ages, hours to
+        event with NaN → 0, confidence; has_event), or None when some row would fail
+        :func:`frcore.make_candidates`' checks — then each query calls it, and it raises on
+        the offending candidate exactly as before."""
+        if self._kernel_rows is None:
+            w = np.asarray(self.weights, dtype=np.float64)
+            a = np.asarray(self.ages, dtype=np.float64)
+            he = self.hours_to_event
+            conf = np.asarray(self.confidence, dtype=np.float64)
+            ok = (
+                w.shape == (self.n, N_CATEGORIES) and a.shape == (self.n, 3) and conf.shape == (self.n,)
+                and bool(np.isfinite(w).all()) and bool((w >= 0).all())
+                and bool((np.abs(w.sum(axis=1) - 1.0) <= WEIGHT_SUM_TOL).all())
+                and bool(np.isfinite(a).all()) and bool((a >= 0).all())
+                and not bool(np.isinf(he).any())
+                and bool(((conf >= 0) & (conf <= 1)).all())
+            )
+            if ok:
+                has_event = ~np.isnan(he)
+                self._kernel_rows = (
+                    w.astype(np.float32), a.astype(np.float32), has_event,
+                    np.where(has_event, he, 0.0).astype(np.float32), conf.astype(np.float32),
+                )
+            else:
+                self._kernel_rows = ()
+        return self._kernel_rows or None
+
+
+def _state_ok(st: np.ndarray) -> bool:
+    return np.issubdtype(st.dtype, np.integer) and bool(((st >= 0) & (st < N_STATES)).all())
+
+
+def kernel_inputs(prep: Prepared, cand: np.ndarray, sim: np.ndarray, state: np.ndarray, intent: int, routing: np.ndarray):
+    """(Candidates padded to a bucket, Query) on the host, equal to what
+    :func:`frcore.make_candidates` / :func:`frcore.make_query` return for these rows; the
+    per-row checks were done once per snapshot (:meth:`Prepared.kernel_rows`), so only the
+    query's own values are checked here. Anything that would not pass goes through
+    make_candidates / make_query, which raise as before."""
+    k = cand.size
+    rows = prep.kernel_rows()
+    st = state[cand]
+    if rows is None or not bool(np.isfinite(sim).all()) or not _state_ok(st):
+        cands = make_candidates(
+            sim=np.clip(sim, 0.0, 1.0), weights=prep.weights[cand], ages=prep.ages[cand], state=st,
+            hours_to_event=prep.hours_to_event[cand], confidence=prep.confidence[cand], numeric=prep.numeric[cand],
+            pad_to=bucket_size(k), device=False,
+        )
+    else:
+        w32, a32, has_event, he32, conf32 = rows
+        m = bucket_size(k)
+        f = np.float32
+        s = np.zeros(m, f)
+        s[:k] = np.clip(sim, 0.0, 1.0)
+        w = np.zeros((m, N_CATEGORIES), f)
+        w[:k] = w32[cand]
+        w[k:, N_CATEGORIES - 1] = 1.0  # padding rows: valid weights, masked by `valid`
+        a = np.zeros((m, 3), f)
+        a[:k] = a32[cand]
+        he_flag = np.zeros(m, bool)
+        he_flag[:k] = has_event[cand]
+        he = np.zeros(m, f)
+        he[:k] = he32[cand]
+        state_p = np.zeros(m, np.int32)
+        state_p[:k] = st
+        conf = np.ones(m, f)
+        conf[:k] = conf32[cand]
+        num = np.zeros(m, bool)
+        num[:k] = prep.numeric[cand]
+        valid = np.zeros(m, bool)
+        valid[:k] = True
+        cands = Candidates(sim=s, weights=w, ages=a, has_event=he_flag, hours_to_event=he, state=state_p, confidence=conf, numeric=num, valid=valid)
+    r = np.clip(np.asarray(routing, dtype=np.float64), 0.0, 1.0)
+    if r.shape == (N_CATEGORIES,) and bool(np.isfinite(r).all()):
+        query = Query(intent=np.asarray(intent, dtype=np.int32), routing=r.astype(np.float32))
+    else:
+        query = make_query(intent, r, device=False)
+    return cands, query
+
+
+def _top(vals: np.ndarray, idx: np.ndarray | None, count: int) -> np.ndarray:
+    """The ``count`` rows with the largest values, ties by row (ascending): ``vals`` are the
+    values of rows ``idx`` (``None``: of every row, ``vals`` indexed by row). A partial
+    selection first when the pool is large; ties at the cut are kept and resolved by row."""
+    neg = -vals
+    if neg.shape[0] > 4 * count:
+        keep = np.flatnonzero(neg <= np.partition(neg, count - 1)[count - 1])
+        idx = keep if idx is None else idx[keep]
+        neg = neg[keep]
+    elif idx is None:
+        idx = np.arange(neg.shape[0])
+    return idx[np.lexsort((idx, neg))][:count]
+
+
 def retrieve(
     *,
     weights: np.ndarray,
@@ -217,110 +397,116 @@ def retrieve(
     ages: np.ndarray | None = None,
     related: tuple[np.ndarray, np.ndarray] | None = None,
     primary_rows: np.ndarray | None = None,
+    prepared: Prepared | None = None,
 ) -> Retrieval:
     """Run the eight stages over one bank snapshot for one query.
 
     ``cosine`` and ``bm25`` are the query's similarities to every row; ``eligible`` is False for
     rows that must never surface (quarantined, erased); ``ages`` may be passed precomputed
-    (:func:`clock_ages`) when many queries share a snapshot. Returns up to ``config.k`` results.
+    (:func:`clock_ages`) when many queries share a snapshot, and ``prepared`` (a
+    :class:`Prepared` built from the same snapshot arrays and ``at_h``) carries every
+    per-snapshot array at once. Returns up to ``config.k`` results.
     """
+    if prepared is None or prepared.at_h != at_h:
+        prepared = Prepared(
+            weights=weights, said_at_h=said_at_h, event_h=event_h, state=state, confidence=confidence, numeric=numeric,
+            slots=slots, eligible=eligible, at_h=at_h, ages=ages, related=related, primary_rows=primary_rows,
+        )
+    prep = prepared
     n = cosine.shape[0]
     intent_i = T.intent_index(intent)
-    state = np.asarray(state).copy()
-    hours_to_event = np.asarray(event_h, dtype=np.float64) - at_h
-    has_event = ~np.isnan(hours_to_event)
-    if config.untyped_expiry:
-        past = has_event & (np.nan_to_num(hours_to_event, nan=0.0) < 0)
-        state[past & ((state == State.ACTIVE) | (state == State.CONTESTED))] = State.EXPIRED
-    alive = np.asarray(eligible, dtype=bool).copy()
-    if config.overwrite:
-        alive &= overwrite_keep(state, slots, said_at_h)
+    hours_to_event = prep.hours_to_event
+    state, alive, alive_idx = prep.variant(config.untyped_expiry, config.overwrite)
     cos_raw = np.clip(np.asarray(cosine, dtype=np.float64), 0.0, 1.0)
     cos = cos_raw
-    if related is not None and config.propagation > 0 and config.ranker == "lifecycle" and len(related[0]):
-        src, dst = related
+    rel = prep.related
+    if rel is not None and config.propagation > 0 and config.ranker == "lifecycle" and len(rel[0]):
+        # per source row, the maximum of propagation x cos over its related rows (as np.maximum.at)
+        src, dst, starts = prep.related_groups()
         cos = cos_raw.copy()
-        np.maximum.at(cos, src, config.propagation * cos_raw[dst])
+        cos[src] = np.maximum(cos_raw[src], np.maximum.reduceat(config.propagation * cos_raw[dst], starts))
     bm = np.asarray(bm25, dtype=np.float64)
-    bm_max = bm[alive].max() if alive.any() else 0.0
-    bm_n = bm / bm_max if bm_max > 0 else np.zeros(n)
-    sigma = (1.0 - config.hybrid_weight) * cos + config.hybrid_weight * bm_n
+    if alive_idx is None:
+        bm_max = bm.max() if n else 0.0
+    else:
+        bm_max = bm[alive_idx].max() if alive_idx.size else 0.0
+    hw = config.hybrid_weight
+
+    def bm_n(rows: np.ndarray) -> np.ndarray:
+        return bm[rows] / bm_max if bm_max > 0 else np.zeros(rows.shape[0])
+
+    def sigma(rows: np.ndarray) -> np.ndarray:
+        return (1.0 - hw) * cos[rows] + hw * bm_n(rows)
 
     # Flat baselines: one similarity, no lifecycle stage.
     if config.ranker in ("cosine", "bm25"):
         s = cos_raw if config.ranker == "cosine" else bm
-        idx = np.flatnonzero(alive)
+        idx = np.arange(n) if alive_idx is None else alive_idx
         if config.ranker == "bm25":
             idx = idx[bm[idx] > 0]
-        order = idx[np.lexsort((idx, -s[idx]))][: config.k]
+        order = _top(s[idx], idx, config.k) if idx.size else idx
         return Retrieval(
             tuple(Retrieved(int(i), float(s[i]), {config.ranker: float(s[i])}, (config.ranker,)) for i in order),
             int(idx.size),
             int(idx.size),
         )
 
-    # Stages 1-3: candidate generation.
-    stages: dict[int, list[str]] = {}
-
-    def take(name: str, values: np.ndarray, count: int, pool: np.ndarray) -> None:
-        idx = np.flatnonzero(pool)
-        if count <= 0 or idx.size == 0:
-            return
-        if idx.size > 4 * count:  # partial selection first; ties at the cut resolved below by index
-            v = values[idx]
-            cut = np.partition(-v, count - 1)[count - 1]
-            idx = idx[-v <= cut]
-        order = idx[np.lexsort((idx, -values[idx]))][:count]
-        for i in order:
-            stages.setdefault(int(i), []).append(name)
-
-    take("cosine", cos, config.n_cosine, alive)
-    take("bm25", bm, config.n_bm25, alive & (bm > 0))
+    # Stages 1-3: candidate generation (each: top count of its pool by its value, ties by row).
+    found: list[tuple[str, np.ndarray]] = []
+    stages_sets = None
+    if config.n_cosine > 0 and n:
+        if alive_idx is None:
+            found.append(("cosine", _top(cos, None, config.n_cosine)))
+        elif alive_idx.size:
+            found.append(("cosine", _top(cos[alive_idx], alive_idx, config.n_cosine)))
+    if config.n_bm25 > 0:
+        idx = np.flatnonzero(bm > 0)
+        if alive_idx is not None:
+            idx = idx[alive[idx]]
+        if idx.size:
+            found.append(("bm25", _top(bm[idx], idx, config.n_bm25)))
     if config.n_forced and config.score.routing and routing.max() > 0:
-        top_cat = int(np.argmax(routing))
-        primary = np.argmax(weights, axis=1) if primary_rows is None else primary_rows
-        take("forced", sigma, config.n_forced, alive & (primary == top_cat))
+        idx = prep.rows_of_primary(int(np.argmax(routing)))
+        if alive_idx is not None:
+            idx = idx[alive[idx]]
+        if idx.size:
+            found.append(("forced", _top(sigma(idx), idx, config.n_forced)))
 
     # Stage 4: dedup (a row found by several stages appears once, with every stage recorded).
-    cand = np.array(sorted(stages), dtype=np.int64)
-    n_cand = cand.size
-    if n_cand == 0:
+    if not found:
         return Retrieval((), 0, 0)
+    cand = np.unique(np.concatenate([rows for _, rows in found])) if len(found) > 1 else np.sort(found[0][1])
+    n_cand = cand.size
+    sig = sigma(cand)
 
     # Stage 5: staleness-aware distillation.
-    ok = admitted(state[cand], np.asarray(numeric, bool)[cand], hours_to_event[cand], intent_i, config.score)
     if config.n_distill and n_cand > config.n_distill:
-        prio = ok.astype(np.int64) if config.staleness_aware else np.zeros(n_cand, dtype=np.int64)
-        order = np.lexsort((cand, -sigma[cand], -prio))
-        cand = cand[order[: config.n_distill]]
+        if config.staleness_aware:
+            ok = admitted(state[cand], prep.numeric[cand], hours_to_event[cand], intent_i, config.score)
+            order = np.lexsort((cand, -sig, -ok.astype(np.int64)))
+        else:
+            order = np.lexsort((cand, -sig))
+        order = order[: config.n_distill]
+        cand, sig = cand[order], sig[order]
 
     # Stages 6-7: lifecycle filters and the blended log-score (frcore kernel).
     k = cand.size
-    cands = make_candidates(
-        sim=np.clip(sigma[cand], 0.0, 1.0),
-        weights=weights[cand],
-        ages=(clock_ages(said_at_h, at_h) if ages is None else ages)[cand],
-        state=state[cand],
-        hours_to_event=hours_to_event[cand],
-        confidence=np.asarray(confidence)[cand],
-        numeric=np.asarray(numeric, bool)[cand],
-        pad_to=bucket_size(k),
-        device=False,
-    )
-    query = make_query(intent_i, np.clip(routing, 0.0, 1.0), device=False)
+    cands, query = kernel_inputs(prep, cand, sig, state, intent_i, routing)
     values, order, terms = score_top_k_packed(
         _packed_params(params), pack_query(query), pack_candidates(cands), config.k, config.score, with_terms=True
     )
-    values, order = np.asarray(values), np.asarray(order)
-    terms_np = {name: np.asarray(v) for name, v in terms._asdict().items()}  # terms of the top k
+    values, order = np.asarray(values).tolist(), np.asarray(order).tolist()
+    terms_l = [(name, np.asarray(v, dtype=np.float64).tolist()) for name, v in terms._asdict().items()]  # terms of the top k
     out = []
     for pos, (v, j) in enumerate(zip(values, order)):
-        if not np.isfinite(v) or j >= k:
+        if not math.isfinite(v) or j >= k:
             continue
         row = int(cand[j])
-        t = {name: float(arr[pos]) for name, arr in terms_np.items()}
+        t = {name: arr[pos] for name, arr in terms_l}
         t["sim_cosine"] = float(cos_raw[row])
         t["sim_linked"] = float(cos[row])
-        t["sim_bm25"] = float(bm_n[row])
-        out.append(Retrieved(row, float(v), t, tuple(stages[row])))
+        t["sim_bm25"] = float(bm[row] / bm_max) if bm_max > 0 else 0.0
+        if stages_sets is None:
+            stages_sets = [(name, set(rows.tolist())) for name, rows in found]
+        out.append(Retrieved(row, v, t, tuple(name for name, rows in stages_sets if row in rows)))
     return Retrieval(tuple(out), n_cand, k, cand, cands, query)

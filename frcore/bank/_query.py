@@ -136,6 +136,7 @@ ROUTING_MIN_SCORE = 0.15
 ROUTING_MAX_CATEGORIES = 5
 #: Our choice: share of the routing score from keyword hits vs prototype-embedding similarity.
 KEYWORD_SHARE = 0.5
+_OTHER = CATEGORY_NAMES.index("OTHER")
 
 
 @functools.lru_cache(maxsize=65536)
@@ -146,11 +147,11 @@ def _word_hits(word: str) -> tuple[int, ...]:
 
 def _keyword_scores(text: str) -> np.ndarray:
     """Per category, the number of words of ``text`` that start with one of its stems."""
-    scores = np.zeros(N_CATEGORIES)
+    counts = [0] * N_CATEGORIES
     for w in _WORD.findall(text.lower()):
         for c in _word_hits(w):
-            scores[c] += 1
-    return scores
+            counts[c] += 1
+    return np.array(counts, dtype=np.float64)
 
 
 @dataclass(frozen=True)
@@ -182,14 +183,16 @@ class Router:
 
     def raw_scores(self, text: str, query_vec: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         hits = _keyword_scores(text)
-        kw = hits / hits.max() if hits.max() > 0 else hits
+        top = hits.max()
+        kw = hits / top if top > 0 else hits
         sim = None
         if self._proto is not None:
             v = np.asarray(query_vec if query_vec is not None else self.embedder.embed([text])[0], dtype=np.float64)
             sim = self._proto @ v
-            sim[CATEGORY_NAMES.index("OTHER")] = -np.inf
-            lo, hi = np.min(sim[np.isfinite(sim)]), np.max(sim)
-            sim_n = np.where(np.isfinite(sim), (sim - lo) / (hi - lo + 1e-12), 0.0)
+            sim[_OTHER] = -np.inf
+            finite = np.isfinite(sim)
+            lo, hi = np.min(sim[finite]), np.max(sim)
+            sim_n = np.where(finite, (sim - lo) / (hi - lo + 1e-12), 0.0)
             raw = KEYWORD_SHARE * kw + (1 - KEYWORD_SHARE) * sim_n
         else:
             raw = kw
@@ -219,13 +222,13 @@ class Router:
 
 def _keep_top(raw: np.ndarray) -> np.ndarray:
     w = np.zeros(N_CATEGORIES)
-    if raw.max() <= 0:
+    top = raw.max()
+    if top <= 0:
         return w
-    scaled = raw / raw.max()
+    scaled = raw / top
     order = np.argsort(-scaled, kind="stable")[:ROUTING_MAX_CATEGORIES]
-    for c in order:
-        if scaled[c] >= ROUTING_MIN_SCORE:
-            w[c] = scaled[c]
+    order = order[scaled[order] >= ROUTING_MIN_SCORE]
+    w[order] = scaled[order]
     return w
 
 
