@@ -39,7 +39,7 @@ time (only edges and transitions *recorded* by then), so "what did the bank beli
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
@@ -98,6 +98,113 @@ def _primary(categories: Mapping[str, float]) -> str:
     raise ValueError(f"categories: no canonical category in {dict(categories)!r}")
 
 
+#: Link kinds that take part in derivation, coded in :attr:`LifecycleColumns.link_kind`.
+LINK_KINDS: tuple[str, ...] = ("retracts", "supersedes", "contradicts", "tentative_for")
+_RETRACTS, _SUPERSEDES, _CONTRADICTS, _TENTATIVE = range(len(LINK_KINDS))
+_EPOCH = datetime(1970, 1, 1)
+_US = timedelta(microseconds=1)
+
+
+def _micros(t: datetime) -> int:
+    """Naive-UTC datetime → integer microseconds since the Unix epoch (exact)."""
+    return (t - _EPOCH) // _US
+
+
+@dataclass(frozen=True)
+class LifecycleColumns:
+    """What :func:`derive_states` reads of each edge, as arrays in edge order.
+
+    Times are exact integer microseconds since the epoch. ``slot`` codes are equal exactly
+    when the slot keys are (-1 = no slot). ``expiring``: the edge has an event time and its
+    primary category expires at it. Links are (src, dst, kind) rows between edges of this
+    list (links to ids outside it are dropped: they have no effect).
+    """
+
+    said: np.ndarray
+    event: np.ndarray
+    has_event: np.ndarray
+    slot: np.ndarray
+    confidence: np.ndarray
+    expiring: np.ndarray
+    link_src: np.ndarray
+    link_dst: np.ndarray
+    link_kind: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.said.shape[0])
+
+    @classmethod
+    def from_edges(cls, edges: Sequence[FactRecord], index: Mapping[str, int]) -> "LifecycleColumns":
+        """Columns of ``edges``; ``index`` maps each id to its position in ``edges``."""
+        n = len(edges)
+        said = np.fromiter((_micros(e.said_at) for e in edges), dtype=np.int64, count=n)
+        has_event = np.fromiter((e.event_time is not None for e in edges), dtype=bool, count=n)
+        event = np.zeros(n, dtype=np.int64)
+        expiring = np.zeros(n, dtype=bool)
+        for i in np.flatnonzero(has_event).tolist():
+            e = edges[i]
+            event[i] = _micros(e.event_time)
+            expiring[i] = _primary(e.categories) in _EXPIRING
+        codes: dict[str, int] = {}
+        slot = np.fromiter(
+            (-1 if e.slot is None else codes.setdefault(e.slot, len(codes)) for e in edges), dtype=np.int64, count=n
+        )
+        confidence = np.fromiter((e.confidence for e in edges), dtype=np.float64, count=n)
+        src: list[int] = []
+        dst: list[int] = []
+        kind: list[int] = []
+        for i, e in enumerate(edges):
+            if not e.links:
+                continue
+            for k, name in enumerate(LINK_KINDS):
+                for t in e.links.get(name, ()):
+                    j = index.get(t)
+                    if j is not None:
+                        src.append(i)
+                        dst.append(j)
+                        kind.append(k)
+        return cls(
+            said, event, has_event, slot, confidence, expiring,
+            np.array(src, dtype=np.int64), np.array(dst, dtype=np.int64), np.array(kind, dtype=np.int8),
+        )
+
+    def take(self, rows: np.ndarray) -> "LifecycleColumns":
+        """Columns of the edges ``rows`` (ascending positions), with the links among them."""
+        rows = np.asarray(rows, dtype=np.int64)
+        local = np.full(len(self), -1, dtype=np.int64)
+        local[rows] = np.arange(rows.size)
+        src, dst = local[self.link_src], local[self.link_dst]
+        keep = (src >= 0) & (dst >= 0)
+        return LifecycleColumns(
+            self.said[rows], self.event[rows], self.has_event[rows], self.slot[rows], self.confidence[rows],
+            self.expiring[rows], src[keep], dst[keep], self.link_kind[keep],
+        )
+
+
+def _index(edges: Sequence[FactRecord]) -> dict[str, int]:
+    index: dict[str, int] = {}
+    for i, e in enumerate(edges):
+        if e.id in index:
+            raise ValueError(f"edges: duplicate id {e.id!r} at index {i} (first at {index[e.id]})")
+        index[e.id] = i
+    return index
+
+
+def retracted_by_transitions(
+    transitions: Iterable[Transition | Mapping[str, Any]], at: datetime, index: Mapping[str, int]
+) -> np.ndarray:
+    """Positions (per ``index``) of edges with a ``retract`` transition effective by ``at``
+    (every transition is validated; ids not in ``index`` are skipped)."""
+    rows = []
+    for k, raw in enumerate(transitions):
+        tr = _as_transition(raw, k)
+        if tr.kind == "retract" and tr.effective_at <= at:
+            j = index.get(tr.edge_id)
+            if j is not None:
+                rows.append(j)
+    return np.array(rows, dtype=np.int64)
+
+
 def derive_states(
     edges: Sequence[FactRecord],
     at: datetime,
@@ -116,71 +223,62 @@ def derive_states(
       (n,) int64 array of :class:`frcore.State` values, ``-1`` for edges said after ``at``.
     """
     at = to_utc_naive(at, "at", "derive_states", None)
-    n = len(edges)
-    index: dict[str, int] = {}
-    for i, e in enumerate(edges):
-        if e.id in index:
-            raise ValueError(f"edges: duplicate id {e.id!r} at index {i} (first at {index[e.id]})")
-        index[e.id] = i
-    visible = np.fromiter((e.said_at <= at for e in edges), dtype=bool, count=n)
+    index = _index(edges)
+    cols = LifecycleColumns.from_edges(edges, index)
+    return states_from_columns(cols, at, retracted_by_transitions(transitions, at, index))
 
+
+def states_from_columns(cols: LifecycleColumns, at: datetime, retract_rows: np.ndarray | None = None) -> np.ndarray:
+    """:func:`derive_states` over precomputed columns (vectorised; no per-edge Python).
+
+    ``retract_rows``: positions of edges with a ``retract`` transition effective by ``at``.
+    """
+    n = len(cols)
+    at_us = _micros(to_utc_naive(at, "at", "derive_states", None))
+    thr = SUPERSESSION_CONFIDENCE_THRESHOLD
+    said = cols.said
+    visible = said <= at_us
+    src, dst, kind = cols.link_src, cols.link_dst, cols.link_kind
+
+    # Retraction: by a visible edge's `retracts` link to a visible edge, or by a transition.
     retracted = np.zeros(n, dtype=bool)
-    for i, e in enumerate(edges):
-        if visible[i]:
-            for t in e.links.get("retracts", ()):
-                j = index.get(t)
-                if j is not None and visible[j]:
-                    retracted[j] = True
-    for k, raw in enumerate(transitions):
-        tr = _as_transition(raw, k)
-        if tr.kind == "retract" and tr.effective_at <= at:
-            j = index.get(tr.edge_id)
-            if j is not None and visible[j]:
-                retracted[j] = True
+    m = (kind == _RETRACTS) & visible[src] & visible[dst]
+    retracted[dst[m]] = True
+    if retract_rows is not None and len(retract_rows):
+        rows = np.asarray(retract_rows, dtype=np.int64)
+        retracted[rows[visible[rows]]] = True
     live = visible & ~retracted
 
     superseded = np.zeros(n, dtype=bool)
     contested = np.zeros(n, dtype=bool)
-    thr = SUPERSESSION_CONFIDENCE_THRESHOLD
 
-    slots: dict[str, list[int]] = {}
-    for i, e in enumerate(edges):
-        if live[i] and e.slot is not None:
-            slots.setdefault(e.slot, []).append(i)
-    for members in slots.values():
-        if len(members) < 2:
-            continue
-        members.sort(key=lambda i: (edges[i].said_at, i))
-        last_confident = 0
-        for pos, i in enumerate(members):
-            if edges[i].confidence >= thr:
-                last_confident = pos
-        for i in members[:last_confident]:
-            superseded[i] = True
-        standing = members[last_confident:]
-        if len(standing) >= 2:
-            contested[standing] = True
+    # Supersession by slot key: group live slotted edges by slot, ordered by (said_at, position).
+    members = np.flatnonzero(live & (cols.slot >= 0))
+    if members.size > 1:
+        order = members[np.lexsort((members, said[members], cols.slot[members]))]
+        slot = cols.slot[order]
+        starts = np.flatnonzero(np.r_[True, slot[1:] != slot[:-1]])
+        sizes = np.diff(np.r_[starts, order.size])
+        pos = np.arange(order.size)
+        # last confident edge of each slot (its first edge when none is confident)
+        last = np.maximum.reduceat(np.where(cols.confidence[order] >= thr, pos, -1), starts)
+        last = np.where(last < 0, starts, last)
+        last_of = np.repeat(last, sizes)
+        superseded[order[pos < last_of]] = True
+        standing_many = np.repeat(starts + sizes - last >= 2, sizes)
+        contested[order[(pos >= last_of) & standing_many]] = True
 
-    for i, e in enumerate(edges):
-        if not live[i] or not e.links:
-            continue
-        key_i = (e.said_at, i)
-        confident = e.confidence >= thr
-        for kind in ("supersedes", "contradicts", "tentative_for"):
-            for t in e.links.get(kind, ()):
-                j = index.get(t)
-                if j is None or not live[j]:
-                    continue
-                if kind != "tentative_for" and confident:
-                    if (edges[j].said_at, j) < key_i:
-                        superseded[j] = True
-                else:
-                    contested[i] = contested[j] = True
+    # Explicit links between live edges.
+    m = (kind != _RETRACTS) & live[src] & live[dst]
+    s, d, k = src[m], dst[m], kind[m]
+    hard = (k != _TENTATIVE) & (cols.confidence[s] >= thr)
+    earlier = (said[d] < said[s]) | ((said[d] == said[s]) & (d < s))
+    superseded[d[hard & earlier]] = True
+    soft = ~hard
+    contested[s[soft]] = True
+    contested[d[soft]] = True
 
-    expired = np.zeros(n, dtype=bool)
-    for i, e in enumerate(edges):
-        if live[i] and e.event_time is not None and e.event_time < at and _primary(e.categories) in _EXPIRING:
-            expired[i] = True
+    expired = live & cols.has_event & (cols.event < at_us) & cols.expiring
 
     state = np.full(n, int(State.ACTIVE), dtype=np.int64)
     state[contested] = int(State.CONTESTED)

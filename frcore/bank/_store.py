@@ -37,7 +37,7 @@ import json
 import sqlite3
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
@@ -47,12 +47,14 @@ import numpy as np
 from ._facts import FactRecord, looks_like_instruction, parse_fact, to_utc_naive
 from ._lifecycle import (
     INVISIBLE,
+    LifecycleColumns,
     Snapshot,
     Transition,
     concat_columns,
-    derive_states,
     edge_columns,
+    retracted_by_transitions,
     snapshot_from_columns,
+    states_from_columns,
 )
 
 SCHEMA_VERSION = 1
@@ -133,6 +135,15 @@ class _Loaded:
     recorded: np.ndarray  # (n,) datetime64[us] transaction times
     cols: dict[str, Any]
     transitions: list[Transition]
+    #: derived once per version, on first use: {id: position} and the lifecycle columns
+    derived: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    def lifecycle(self) -> tuple[dict[str, int], LifecycleColumns]:
+        got = self.derived.get("lifecycle")
+        if got is None:
+            index = {e.id: i for i, e in enumerate(self.edges)}  # ids are unique (UNIQUE column)
+            got = self.derived["lifecycle"] = (index, LifecycleColumns.from_edges(self.edges, index))
+        return got
 
 
 class StoreError(ValueError):
@@ -540,8 +551,16 @@ class Store:
         if not include_quarantined:
             mask &= ~loaded.cols["quarantined"]
         idx = np.flatnonzero(mask)
-        edges = loaded.edges if idx.size == len(loaded.edges) else [loaded.edges[i] for i in idx]
-        state = derive_states(edges, at_n, trs)
+        with self._lock:  # the per-version derivation cache is shared by threads
+            index, life = loaded.lifecycle()
+        retract_rows = retracted_by_transitions(trs, at_n, index)
+        if idx.size != len(loaded.edges):  # a subset: positions and links among its edges only
+            local = np.full(len(loaded.edges), -1, dtype=np.int64)
+            local[idx] = np.arange(idx.size)
+            retract_rows = local[retract_rows]
+            retract_rows = retract_rows[retract_rows >= 0]
+            life = life.take(idx)
+        state = states_from_columns(life, at_n, retract_rows)
         keep = state != INVISIBLE
         snap = snapshot_from_columns(loaded.cols, idx[keep], state[keep], at_n, known_n)
         with self._lock:
