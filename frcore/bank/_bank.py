@@ -4,6 +4,7 @@ eight-stage pipeline, behind add / retract / erase / query / explain / export.""
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
 import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
@@ -13,7 +14,7 @@ import numpy as np
 from .._params import LifecycleParams, default_params, validate_params
 from .._types import STATE_NAMES
 from ._embed import get_embedder
-from ._lexical import LexicalIndex
+from ._lexical import LexicalIndex, _tokenize
 from ._pipeline import PipelineConfig, Prepared, Retrieval, clock_ages, related_pairs, retrieve
 from ._query import Router, check_intent, infer_intent, routing_from_categories
 
@@ -102,6 +103,19 @@ class QueryResult:
 
 
 @dataclass
+class _Rows:
+    """What depends only on which edges a snapshot holds (not on ``at``): vectors, the BM25
+    index, eligibility, related pairs, primary categories. Shared by every snapshot with the
+    same (store version, rows), e.g. two valid times after the last edge was said."""
+
+    vectors: np.ndarray
+    lexical: LexicalIndex
+    eligible: np.ndarray
+    related: tuple[np.ndarray, np.ndarray]
+    primary: np.ndarray
+
+
+@dataclass
 class _View:
     """Per-snapshot arrays derived once and reused by every query against that snapshot."""
 
@@ -135,6 +149,9 @@ class Bank:
         self.params = validate_params(params) if params is not None else default_params()
         self.router = router if router is not None else Router(embedder)
         self._views: dict[tuple, _View] = {}
+        self._rows: dict[tuple, _Rows] = {}
+        self._tokens: dict[str, list[str]] = {}  # normalised text → BM25 tokens (texts never change)
+        self._all_vectors: tuple | None = None  # (store version, ids, {id: row}, vectors) of every stored vector
 
     # ------------------------------------------------------------------ lifecycle
     @classmethod
@@ -167,17 +184,20 @@ class Bank:
         texts = {str(f.get("id")) if isinstance(f, Mapping) else f.id: (f.get("text") if isinstance(f, Mapping) else f.text) for f in facts}
         self._embed_missing(ids, texts)
         self._views.clear()
+        self._rows.clear()
         return ids
 
     def retract(self, edge_id: str, at=None, reason: str | None = None) -> None:
         """Record a retraction (the edge is masked from then on, and kept for audit)."""
         self.store.retract(edge_id, at=parse_time(at), reason=reason)
         self._views.clear()
+        self._rows.clear()
 
     def erase(self, edge_id: str, reason: str | None = None) -> dict:
         """Physically remove an edge's text and embedding; an audit record remains."""
         out = self.store.erase(edge_id, reason=reason)
         self._views.clear()
+        self._rows.clear()
         return out
 
     def export(self) -> dict:
@@ -205,31 +225,73 @@ class Bank:
         if view is not None:
             return view
         snap = self.store.snapshot(at, known_at=known_at, include_quarantined=include_quarantined)
+        rows = self._rows_of(snap, known_at)
+        if len(self._views) > 8:
+            self._views.clear()
+        at_h = to_hours(at)
+        ages = clock_ages(snap.said_at_h, at_h)
+        prepared = Prepared(
+            weights=snap.weights, said_at_h=snap.said_at_h, event_h=snap.event_h, state=snap.state, confidence=snap.confidence,
+            numeric=snap.numeric, slots=snap.slots, eligible=rows.eligible, at_h=at_h, ages=ages, related=rows.related,
+            primary_rows=rows.primary,
+        )
+        view = _View(snap, rows.vectors, rows.lexical, ages, rows.eligible, rows.related, rows.primary, prepared)
+        self._views[key] = view
+        return view
+
+    def _vectors(self, ids: list, version: int | None) -> tuple[np.ndarray, list[str]]:
+        """``store.get_embeddings(self.embedding_key, ids)``, from every stored vector read once
+        per store version (a snapshot of other rows at the same version reuses them)."""
+        if version is None:
+            return self.store.get_embeddings(self.embedding_key, ids)
+        if self._all_vectors is None or self._all_vectors[0] != version:
+            self._all_vectors = None  # drop the old matrix before reading the new one
+            all_ids, mat = self.store.all_embeddings(self.embedding_key)
+            self._all_vectors = (version, all_ids, {fid: i for i, fid in enumerate(all_ids)}, mat)
+        _, all_ids, where, mat = self._all_vectors
+        if ids == all_ids:
+            return mat, []
+        src = np.fromiter((where.get(fid, -1) for fid in ids), dtype=np.int64, count=len(ids))
+        hit = src >= 0
+        out = np.full((len(ids), mat.shape[1]), np.nan, dtype=np.float32)
+        out[hit] = mat[src[hit]]
+        return out, [fid for fid, h in zip(ids, hit.tolist()) if not h]
+
+    def _rows_of(self, snap, known_at: _dt.datetime | None) -> _Rows:
+        """The :class:`_Rows` of a snapshot, cached by (store version, rows) when it has them."""
+        key = None
+        if snap.rows is not None and snap.version is not None:
+            key = (snap.version, snap.rows.size, hashlib.blake2b(snap.rows.tobytes(), digest_size=16).digest())
+            got = self._rows.get(key)
+            if got is not None:
+                return got
         ids = list(snap.ids)
-        vecs, missing = self.store.get_embeddings(self.embedding_key, ids)
+        vecs, missing = self._vectors(ids, snap.version)
         if missing:
             self._embed_missing(missing)
             vecs, missing = self.store.get_embeddings(self.embedding_key, ids)
-        vecs = np.asarray(vecs, dtype=np.float32).reshape(len(ids), -1)
+        vecs = np.asarray(vecs, dtype=np.float32)
+        vecs = vecs.reshape(len(ids), -1) if len(ids) else np.zeros((0, self.embedder.dim), dtype=np.float32)
         eligible = np.ones(len(ids), dtype=bool)
         if missing:  # erased edges keep no vector: they can never surface
             miss = set(missing)
             eligible &= np.array([i not in miss for i in ids], dtype=bool)
-        if len(self._views) > 8:
-            self._views.clear()
         links_by_id = {e.id: e.links for e in self.store.edges(known_at=known_at)}
         links = [links_by_id.get(str(i), {}) for i in ids]
         related = related_pairs(snap.slots, snap.said_at_h, links, snap.index)
-        at_h = to_hours(at)
-        ages = clock_ages(snap.said_at_h, at_h)
         primary = np.argmax(snap.weights, axis=1) if len(ids) else np.zeros(0, np.int64)
-        prepared = Prepared(
-            weights=snap.weights, said_at_h=snap.said_at_h, event_h=snap.event_h, state=snap.state, confidence=snap.confidence,
-            numeric=snap.numeric, slots=snap.slots, eligible=eligible, at_h=at_h, ages=ages, related=related, primary_rows=primary,
-        )
-        view = _View(snap, vecs, LexicalIndex([self.normalize(t) for t in snap.texts]), ages, eligible, related, primary, prepared)
-        self._views[key] = view
-        return view
+        texts = [self.normalize(t) for t in snap.texts]
+        if len(self._tokens) > 2 * len(texts) + 10_000:
+            self._tokens.clear()
+        new = [t for t in dict.fromkeys(texts) if t not in self._tokens]
+        if new:
+            self._tokens.update(zip(new, _tokenize(new)))
+        rows = _Rows(vecs, LexicalIndex(texts, tokens=[self._tokens[t] for t in texts]), eligible, related, primary)
+        if key is not None:
+            if len(self._rows) >= 4:
+                self._rows.clear()
+            self._rows[key] = rows
+        return rows
 
     def query(
         self,

@@ -44,13 +44,19 @@ def _tokenize_one(text: str) -> list[str]:
 
 
 class LexicalIndex:
-    """BM25 over a fixed list of texts; :meth:`scores` returns one score per text."""
+    """BM25 over a fixed list of texts; :meth:`scores` returns one score per text.
 
-    def __init__(self, texts: Sequence[str], k1: float = 1.5, b: float = 0.75):
+    ``tokens``, when given, are the texts' tokens as :func:`_tokenize` returns them (e.g.
+    kept from an earlier index over an overlapping corpus)."""
+
+    def __init__(self, texts: Sequence[str], k1: float = 1.5, b: float = 0.75, tokens: Sequence[Sequence[str]] | None = None):
         self.n = len(texts)
         self._bm25 = None
         if self.n:
-            tokens = _tokenize(texts)
+            if tokens is None:
+                tokens = _tokenize(texts)
+            elif len(tokens) != self.n:
+                raise ValueError(f"tokens: {len(tokens)} token lists for {self.n} texts")
             # bm25s refuses an all-empty corpus; a placeholder token keeps indices aligned.
             tokens = [t if t else ["\u2400"] for t in tokens]
             self._bm25 = bm25s.BM25(k1=k1, b=b)

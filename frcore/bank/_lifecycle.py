@@ -311,7 +311,7 @@ class Snapshot:
       session: (n,) int, -1 = none. state: (n,) int :class:`frcore.State`.
       confidence: (n,) float64. numeric: (n,) bool. quarantined: (n,) bool.
       slots, kinds, speakers: per-row lists (slot may be None).
-      at, known_at: the cuts. index: ``{id: row}``.
+      at, known_at: the cuts. index: ``{id: row}``. rows, version: see the fields.
     """
 
     ids: np.ndarray
@@ -330,6 +330,11 @@ class Snapshot:
     at: datetime
     known_at: datetime | None = None
     index: dict[str, int] = field(default_factory=dict)
+    #: positions of the rows in the edge list the snapshot was cut from (a store's load order)
+    #: and that list's version (a store's write counter; None outside a store): equal
+    #: (version, rows) means the same edges, whatever ``at``
+    rows: np.ndarray | None = field(default=None, repr=False, compare=False)
+    version: int | None = None
 
     def __len__(self) -> int:
         return int(self.ids.shape[0])
@@ -419,7 +424,8 @@ def concat_columns(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
 
 
 def snapshot_from_columns(
-    cols: dict[str, Any], rows: np.ndarray, state: np.ndarray, at: datetime, known_at: datetime | None
+    cols: dict[str, Any], rows: np.ndarray, state: np.ndarray, at: datetime, known_at: datetime | None,
+    version: int | None = None,
 ) -> Snapshot:
     """A :class:`Snapshot` of the given row indices of precomputed :func:`edge_columns`."""
     rows = np.asarray(rows, dtype=np.int64)
@@ -441,6 +447,8 @@ def snapshot_from_columns(
         at=at,
         known_at=known_at,
         index={fid: i for i, fid in enumerate(ids.tolist())},
+        rows=_readonly(rows.copy()),
+        version=version,
     )
 
 

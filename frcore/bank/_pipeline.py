@@ -144,27 +144,39 @@ def clock_ages(said_at_h: np.ndarray, at_h: float) -> np.ndarray:
 
 def related_pairs(slots: Sequence, said_at_h: np.ndarray, links: Sequence[dict], index: dict) -> tuple[np.ndarray, np.ndarray]:
     """(src, dst) row pairs: src supersedes / contradicts / retracts / is tentative for dst (by
-    link), or src is a later edge than dst in the same slot."""
+    link), or src is a later edge than dst in the same slot (by said-at, ties by row)."""
     src: list[int] = []
     dst: list[int] = []
     for i, lk in enumerate(links):
-        for targets in (lk or {}).values():
+        if not lk:
+            continue
+        for targets in lk.values():
             for t in (targets,) if isinstance(targets, str) else targets:
                 j = index.get(t)
                 if j is not None and j != i:
                     src.append(i)
                     dst.append(j)
-    by_slot: dict[object, list[int]] = {}
-    for i, s in enumerate(slots):
-        if s is not None:
-            by_slot.setdefault(s, []).append(i)
-    for rows in by_slot.values():
-        rows.sort(key=lambda r: (said_at_h[r], r))
-        for a in range(len(rows)):
-            for b in range(a):
-                src.append(rows[a])
-                dst.append(rows[b])
-    return np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)
+    link_src, link_dst = np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)
+    # Slot pairs: each slot's rows in (said-at, row) order; every row pairs with all before it.
+    codes: dict[object, int] = {}
+    code = np.fromiter((-1 if s is None else codes.setdefault(s, len(codes)) for s in slots), dtype=np.int64, count=len(slots))
+    rows = np.flatnonzero(code >= 0)
+    if rows.size < 2:
+        return link_src, link_dst
+    said = np.asarray(said_at_h, dtype=np.float64)
+    rows = rows[np.lexsort((rows, said[rows], code[rows]))]
+    c = code[rows]
+    starts = np.flatnonzero(np.r_[True, c[1:] != c[:-1]])
+    sizes = np.diff(np.r_[starts, rows.size])
+    before = np.arange(rows.size) - np.repeat(starts, sizes)  # rows before each in its slot
+    total = int(before.sum())
+    if total == 0:
+        return link_src, link_dst
+    offsets = np.repeat(np.cumsum(before) - before, before)
+    first = np.repeat(np.repeat(starts, sizes), before)
+    slot_src = np.repeat(rows, before)
+    slot_dst = rows[first + np.arange(total) - offsets]
+    return np.concatenate([link_src, slot_src]), np.concatenate([link_dst, slot_dst])
 
 
 def overwrite_keep(state: np.ndarray, slots: Sequence, said_at_h: np.ndarray) -> np.ndarray:

@@ -428,25 +428,39 @@ class Store:
         """Cached vectors for ``ids``: an (n, d) float32 array aligned with ``ids`` (NaN rows
         for missing ones; d = 0 if the model has no vectors) and the list of missing ids."""
         ids = list(ids)
+        found: list[str] = []
+        blobs: list[bytes] = []
         with self._lock:
             conn = self.conn
-            found: dict[str, np.ndarray] = {}
             for k in range(0, len(ids), 500):
                 chunk = ids[k : k + 500]
                 q = f"SELECT id, vector FROM embeddings WHERE model=? AND id IN ({','.join('?' * len(chunk))})"
                 for fid, blob in conn.execute(q, [model, *chunk]):
-                    found[fid] = np.frombuffer(blob, dtype="<f4")
+                    found.append(fid)
+                    blobs.append(blob)
             row = conn.execute("SELECT dim FROM embeddings WHERE model=? LIMIT 1", (model,)).fetchone()
         d = 0 if row is None else int(row[0])
         out = np.full((len(ids), d), np.nan, dtype=np.float32)
-        missing = []
-        for i, fid in enumerate(ids):
-            vec = found.get(fid)
-            if vec is None:
-                missing.append(fid)
-            else:
-                out[i] = vec
+        where = {fid: i for i, fid in enumerate(found)}
+        src = np.fromiter((where.get(fid, -1) for fid in ids), dtype=np.int64, count=len(ids))
+        hit = src >= 0
+        if blobs:  # one buffer for every found vector (each stored with the model's dimension)
+            out[hit] = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(blobs), d)[src[hit]]
+        missing = [fid for fid, h in zip(ids, hit.tolist()) if not h]
         return out, missing
+
+    def all_embeddings(self, model: str) -> tuple[list[str], np.ndarray]:
+        """Every cached vector of ``model``: (ids, (n, d) float32 matrix aligned with them),
+        read in one pass (what :meth:`get_embeddings` returns for those ids)."""
+        with self._lock:
+            conn = self.conn
+            rows = conn.execute("SELECT id, vector FROM embeddings WHERE model=?", (model,)).fetchall()
+            row = conn.execute("SELECT dim FROM embeddings WHERE model=? LIMIT 1", (model,)).fetchone()
+        d = 0 if row is None else int(row[0])
+        if not rows:
+            return [], np.zeros((0, d), dtype=np.float32)
+        mat = np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), d).astype(np.float32)
+        return [r[0] for r in rows], mat
 
     # ------------------------------------------------------------------ reads
 
@@ -562,7 +576,7 @@ class Store:
             life = life.take(idx)
         state = states_from_columns(life, at_n, retract_rows)
         keep = state != INVISIBLE
-        snap = snapshot_from_columns(loaded.cols, idx[keep], state[keep], at_n, known_n)
+        snap = snapshot_from_columns(loaded.cols, idx[keep], state[keep], at_n, known_n, loaded.version)
         with self._lock:
             self._snap_cache[key] = snap
             while len(self._snap_cache) > SNAPSHOT_CACHE_SIZE:

@@ -1,0 +1,153 @@
+"""FR-Bank's query fast paths give exactly what the plain paths give: the query tokeniser vs
+bm25s.tokenize, host kernel inputs vs make_candidates / make_query, vectorised related pairs vs
+the plain loop, the row-set cache (two valid times over the same edges, then a write) vs a
+fresh bank, and a snapshot with no edges."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from frcore import State
+from frcore._validate import bucket_size, make_candidates, make_query
+from frcore.bank import Bank, PipelineConfig
+from frcore.bank._lexical import LexicalIndex, _tokenize, _tokenize_one
+from frcore.bank._pipeline import Prepared, kernel_inputs, related_pairs
+from frcore.bank._store import synthetic_facts
+
+WORDS = ["the", "running", "runs", "Café", "naïve", "user's", "a", "x1", "__init__", "can't", "ÉCOLE", "42", "and", "flights", "flying", "über"]
+
+
+@settings(max_examples=200)
+@given(st.one_of(st.text(max_size=40), st.lists(st.sampled_from(WORDS), max_size=8).map(" ".join)))
+def test_query_tokens_equal_bm25s(text):
+    assert _tokenize_one(text) == _tokenize([text])[0]
+
+
+def test_lexical_index_from_given_tokens_scores_the_same():
+    texts = [f["text"] for f in synthetic_facts(200, seed=2)] + ["", "the and of"]
+    a, b = LexicalIndex(texts), LexicalIndex(texts, tokens=_tokenize(texts))
+    for q in ("synthetic fact about topic 7", "number 12", "zzz", "the"):
+        np.testing.assert_array_equal(a.scores(q), b.scores(q))
+    with pytest.raises(ValueError, match="tokens"):
+        LexicalIndex(texts, tokens=[["x"]])
+
+
+def _plain_related(slots, said_at_h, links, index):
+    src, dst = [], []
+    for i, lk in enumerate(links):
+        for targets in (lk or {}).values():
+            for t in (targets,) if isinstance(targets, str) else targets:
+                j = index.get(t)
+                if j is not None and j != i:
+                    src.append(i)
+                    dst.append(j)
+    by_slot = {}
+    for i, s in enumerate(slots):
+        if s is not None:
+            by_slot.setdefault(s, []).append(i)
+    for rows in by_slot.values():
+        rows.sort(key=lambda r: (said_at_h[r], r))
+        for a in range(len(rows)):
+            for b in range(a):
+                src.append(rows[a])
+                dst.append(rows[b])
+    return sorted(zip(src, dst))
+
+
+@settings(max_examples=150)
+@given(st.data())
+def test_related_pairs_equal_the_plain_loop(data):
+    n = data.draw(st.integers(0, 30))
+    ids = [f"x{i}" for i in range(n)]
+    slots = data.draw(st.lists(st.sampled_from([None, "a", "b", "c"]), min_size=n, max_size=n))
+    said = np.array(data.draw(st.lists(st.integers(0, 4), min_size=n, max_size=n)), dtype=np.float64)
+    target = st.sampled_from(ids + ["gone"]) if n else st.just("gone")
+    links = data.draw(st.lists(st.one_of(st.just({}), st.none(), st.dictionaries(st.sampled_from(["supersedes", "retracts"]), st.one_of(target, st.lists(target, max_size=2).map(tuple)), max_size=2)), min_size=n, max_size=n))
+    index = {x: i for i, x in enumerate(ids)}
+    src, dst = related_pairs(slots, said, links, index)
+    assert sorted(zip(src.tolist(), dst.tolist())) == _plain_related(slots, said, links, index)
+
+
+@settings(max_examples=60)
+@given(st.data())
+def test_kernel_inputs_equal_make_candidates(data):
+    n = data.draw(st.integers(1, 40))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    w = rng.dirichlet(np.ones(11), size=n) * (rng.random((n, 1)) < 0.8) + np.eye(11)[rng.integers(0, 11, n)] * 0
+    w[w.sum(axis=1) == 0, 3] = 1.0
+    event = np.where(rng.random(n) < 0.4, rng.uniform(-500, 500, n), np.nan)
+    prep = Prepared(
+        weights=w, said_at_h=rng.uniform(0, 1000, n), event_h=event, state=rng.integers(0, len(State), n),
+        confidence=rng.choice([0.0, 0.4, 0.7, 1.0], n), numeric=rng.random(n) < 0.2, slots=[None] * n,
+        eligible=np.ones(n, bool), at_h=800.0,
+    )
+    k = data.draw(st.integers(1, n))
+    cand = np.sort(rng.choice(n, size=k, replace=False))
+    sim = rng.uniform(-0.1, 1.1, k)
+    routing = rng.uniform(-0.2, 1.2, 11)
+    cands, query = kernel_inputs(prep, cand, sim, prep.state, 2, routing)
+    ref = make_candidates(
+        sim=np.clip(sim, 0, 1), weights=w[cand], ages=prep.ages[cand], state=prep.state[cand],
+        hours_to_event=prep.hours_to_event[cand], confidence=prep.confidence[cand], numeric=prep.numeric[cand],
+        pad_to=bucket_size(k), device=False,
+    )
+    for a, b in zip(cands, ref):
+        assert a.dtype == b.dtype and a.shape == b.shape
+        np.testing.assert_array_equal(a, b)
+    ref_q = make_query(2, np.clip(routing, 0, 1), device=False)
+    for a, b in zip(query, ref_q):
+        assert np.asarray(a).dtype == np.asarray(b).dtype
+        np.testing.assert_array_equal(a, b)
+
+
+def test_kernel_inputs_fall_back_and_raise_like_make_candidates():
+    prep = Prepared(
+        weights=np.full((3, 11), 0.5), said_at_h=np.zeros(3), event_h=np.full(3, np.nan), state=np.zeros(3, np.int64),
+        confidence=np.ones(3), numeric=np.zeros(3, bool), slots=[None] * 3, eligible=np.ones(3, bool), at_h=10.0,
+    )
+    assert prep.kernel_rows() is None  # rows do not sum to 1
+    with pytest.raises(ValueError, match="weights: row 0 sums to"):
+        kernel_inputs(prep, np.array([0, 2]), np.array([0.5, 0.5]), prep.state, 0, np.zeros(11))
+
+
+def _dump(res):
+    return (res.intent, res.categories, [(r["id"], r["score"], r["terms"], r["stages"], r["state"]) for r in res.results], res.n_candidates, res.candidate_ids)
+
+
+def test_row_set_cache_equals_a_fresh_bank(tmp_path):
+    facts = synthetic_facts(400, seed=5)
+    configs = [PipelineConfig(), PipelineConfig(ranker="cosine", overwrite=True), PipelineConfig(untyped_expiry=True), PipelineConfig(ranker="bm25")]
+    queries = ["synthetic fact about topic 7", "any upcoming obligations this week", "number 3"]
+    ats = ["2025-07-01", "2025-08-01", "2024-06-01", "2025-07-01"]
+    with Bank.open(str(tmp_path / "a.db")) as bank:
+        bank.add(facts[:300])
+        got = [_dump(bank.query(q, at=at, config=c)) for at in ats for q in queries for c in configs]
+        assert len(bank._rows) == 2  # two valid times after the last edge share one row set
+        bank.add(facts[300:])
+        bank.retract(facts[1]["id"], at="2024-01-01")
+        got += [_dump(bank.query(q, at=at, config=c)) for at in ats for q in queries for c in configs]
+    fresh = []
+    for stage, batch in ((0, facts[:300]), (1, facts[300:])):
+        for at in ats:
+            for q in queries:
+                for c in configs:
+                    with Bank.open(str(tmp_path / f"f{stage}.db")) as b:
+                        if not b.store.count():
+                            b.add(facts[:300] if stage == 0 else facts)
+                            if stage == 1:
+                                b.retract(facts[1]["id"], at="2024-01-01")
+                        fresh.append(_dump(b.query(q, at=at, config=c)))
+    assert got == fresh
+
+
+def test_query_on_a_snapshot_with_no_edges(tmp_path):
+    import datetime as dt
+
+    with Bank.open(str(tmp_path / "e.db")) as bank:
+        bank.add(synthetic_facts(20, seed=0), recorded_at=dt.datetime(2025, 1, 1))
+        res = bank.query("synthetic fact", at="2025-06-01", known_at="2020-01-01")
+        assert res.results == () and res.n_candidates == 0
+        assert bank.query("synthetic fact", at="2025-06-01", known_at="2020-01-01", config=PipelineConfig(ranker="cosine")).results == ()
