@@ -429,7 +429,8 @@ def retrieve(
     intent_i = T.intent_index(intent)
     hours_to_event = prep.hours_to_event
     state, alive, alive_idx = prep.variant(config.untyped_expiry, config.overwrite)
-    cos_raw = np.clip(np.asarray(cosine, dtype=np.float64), 0.0, 1.0)
+    cos_raw = np.array(cosine, dtype=np.float64)  # a copy: clipped in place
+    np.clip(cos_raw, 0.0, 1.0, out=cos_raw)
     cos = cos_raw
     rel = prep.related
     if rel is not None and config.propagation > 0 and config.ranker == "lifecycle" and len(rel[0]):
@@ -472,11 +473,15 @@ def retrieve(
         elif alive_idx.size:
             found.append(("cosine", _top(cos[alive_idx], alive_idx, config.n_cosine)))
     if config.n_bm25 > 0:
-        idx = np.flatnonzero(bm > 0)
-        if alive_idx is not None:
-            idx = idx[alive[idx]]
-        if idx.size:
-            found.append(("bm25", _top(bm[idx], idx, config.n_bm25)))
+        positive = bm > 0
+        if alive_idx is None and n and positive.all():  # every row matches: no index gather
+            found.append(("bm25", _top(bm, None, config.n_bm25)))
+        else:
+            idx = np.flatnonzero(positive)
+            if alive_idx is not None:
+                idx = idx[alive[idx]]
+            if idx.size:
+                found.append(("bm25", _top(bm[idx], idx, config.n_bm25)))
     if config.n_forced and config.score.routing and routing.max() > 0:
         idx = prep.rows_of_primary(int(np.argmax(routing)))
         if alive_idx is not None:
