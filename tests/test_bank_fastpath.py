@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from frcore import State
 from frcore._validate import bucket_size, make_candidates, make_query
 from frcore.bank import Bank, PipelineConfig
-from frcore.bank._lexical import LexicalIndex, _tokenize, _tokenize_one
+from frcore.bank._lexical import LexicalIndex, _tokenize, _tokenize_many, _tokenize_one
 from frcore.bank._pipeline import Prepared, kernel_inputs, related_pairs
 from frcore.bank._store import synthetic_facts
 
@@ -24,6 +24,12 @@ WORDS = ["the", "running", "runs", "Café", "naïve", "user's", "a", "x1", "__in
 @given(st.one_of(st.text(max_size=40), st.lists(st.sampled_from(WORDS), max_size=8).map(" ".join)))
 def test_query_tokens_equal_bm25s(text):
     assert _tokenize_one(text) == _tokenize([text])[0]
+
+
+@settings(max_examples=100)
+@given(st.lists(st.one_of(st.text(max_size=30), st.lists(st.sampled_from(WORDS), max_size=8).map(" ".join)), max_size=6))
+def test_corpus_tokens_equal_bm25s(texts):
+    assert _tokenize_many(texts) == _tokenize(texts)
 
 
 def test_lexical_index_from_given_tokens_scores_the_same():

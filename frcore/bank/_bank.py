@@ -14,7 +14,7 @@ import numpy as np
 from .._params import LifecycleParams, default_params, validate_params
 from .._types import STATE_NAMES
 from ._embed import get_embedder
-from ._lexical import LexicalIndex, _tokenize
+from ._lexical import LexicalIndex, _tokenize_many
 from ._pipeline import PipelineConfig, Prepared, Retrieval, clock_ages, related_pairs, retrieve
 from ._query import Router, check_intent, infer_intent, routing_from_categories
 
@@ -253,6 +253,8 @@ class Bank:
             return mat, []
         src = np.fromiter((where.get(fid, -1) for fid in ids), dtype=np.int64, count=len(ids))
         hit = src >= 0
+        if hit.all():
+            return mat[src], []
         out = np.full((len(ids), mat.shape[1]), np.nan, dtype=np.float32)
         out[hit] = mat[src[hit]]
         return out, [fid for fid, h in zip(ids, hit.tolist()) if not h]
@@ -285,7 +287,7 @@ class Bank:
             self._tokens.clear()
         new = [t for t in dict.fromkeys(texts) if t not in self._tokens]
         if new:
-            self._tokens.update(zip(new, _tokenize(new)))
+            self._tokens.update(zip(new, _tokenize_many(new)))
         rows = _Rows(vecs, LexicalIndex(texts, tokens=[self._tokens[t] for t in texts]), eligible, related, primary)
         if key is not None:
             if len(self._rows) >= 4:

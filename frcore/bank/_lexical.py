@@ -30,6 +30,20 @@ def _tokenize(texts: Sequence[str]) -> list[list[str]]:
     return [list(t) for t in out]
 
 
+def _tokenize_many(texts: Sequence[str]) -> list[list[str]]:
+    """Tokens of each text, equal to ``_tokenize(texts)`` (each token's stem depends on the
+    token alone, so stemming every distinct token once gives what bm25s gives)."""
+    if _STOP is None:
+        return _tokenize(texts)
+    stop = _STOP
+    docs = [[t for t in _SPLIT(text.lower()) if t not in stop] for text in texts]
+    if _STEMMER is None:
+        return docs
+    unique = list({t: None for d in docs for t in d})
+    stem = dict(zip(unique, _STEMMER.stemWords(unique)))
+    return [[stem[t] for t in d] for d in docs]
+
+
 def _tokenize_one(text: str) -> list[str]:
     """Tokens of one text, equal to ``_tokenize([text])[0]`` (lower-case, split on the same
     pattern, English stopwords dropped, each token stemmed) without bm25s' per-call setup."""

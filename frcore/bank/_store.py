@@ -451,16 +451,17 @@ class Store:
 
     def all_embeddings(self, model: str) -> tuple[list[str], np.ndarray]:
         """Every cached vector of ``model``: (ids, (n, d) float32 matrix aligned with them),
-        read in one pass (what :meth:`get_embeddings` returns for those ids)."""
+        read in one pass in the order they were stored (what :meth:`get_embeddings` returns
+        for those ids)."""
         with self._lock:
             conn = self.conn
-            rows = conn.execute("SELECT id, vector FROM embeddings WHERE model=?", (model,)).fetchall()
+            rows = conn.execute("SELECT id, vector FROM embeddings WHERE model=? ORDER BY rowid", (model,)).fetchall()
             row = conn.execute("SELECT dim FROM embeddings WHERE model=? LIMIT 1", (model,)).fetchone()
         d = 0 if row is None else int(row[0])
         if not rows:
             return [], np.zeros((0, d), dtype=np.float32)
-        mat = np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), d).astype(np.float32)
-        return [r[0] for r in rows], mat
+        mat = np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), d)
+        return [r[0] for r in rows], mat.astype(np.float32, copy=False)
 
     # ------------------------------------------------------------------ reads
 
