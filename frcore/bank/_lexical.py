@@ -66,6 +66,7 @@ class LexicalIndex:
     def __init__(self, texts: Sequence[str], k1: float = 1.5, b: float = 0.75, tokens: Sequence[Sequence[str]] | None = None):
         self.n = len(texts)
         self._bm25 = None
+        self._dense: dict[int, bool] = {}  # token id → its postings are every text, in order
         if self.n:
             if tokens is None:
                 tokens = _tokenize(texts)
@@ -80,8 +81,31 @@ class LexicalIndex:
         """BM25 score of every indexed text for ``query`` (zeros when no term matches)."""
         if self._bm25 is None:
             return np.zeros(0)
-        vocab = self._bm25.vocab_dict
+        bm = self._bm25
+        vocab = bm.vocab_dict
         ids = [vocab[t] for t in _tokenize_one(query) if t in vocab]
         if not ids:
             return np.zeros(self.n)
-        return np.asarray(self._bm25.get_scores_from_ids(ids), dtype=np.float64)
+        sc = bm.scores
+        if bm.nonoccurrence_array is not None or max(ids) >= len(sc["indptr"]) - 1:
+            return np.asarray(bm.get_scores_from_ids(ids), dtype=np.float64)
+        # bm25s' own accumulation (np.add.at per query token, in query order, in its dtype),
+        # with one shortcut: a token found in every text in row order adds its whole column
+        # at once — the same additions, element by element.
+        data, indices, indptr = sc["data"], sc["indices"], sc["indptr"]
+        scores = np.zeros(sc["num_docs"], dtype=np.dtype(bm.dtype))
+        for t in ids:
+            start, end = int(indptr[t]), int(indptr[t + 1])
+            if self._in_every_text(t, start, end):
+                scores += data[start:end]
+            else:
+                np.add.at(scores, indices[start:end], data[start:end])
+        return np.asarray(scores, dtype=np.float64)
+
+    def _in_every_text(self, token: int, start: int, end: int) -> bool:
+        dense = self._dense.get(token)
+        if dense is None:
+            idx = self._bm25.scores["indices"][start:end]
+            n = self._bm25.scores["num_docs"]
+            dense = self._dense[token] = end - start == n and bool((idx == np.arange(n)).all())
+        return dense
