@@ -174,3 +174,11 @@ def test_query_on_a_snapshot_with_no_edges(tmp_path):
         res = bank.query("synthetic fact", at="2025-06-01", known_at="2020-01-01")
         assert res.results == () and res.n_candidates == 0
         assert bank.query("synthetic fact", at="2025-06-01", known_at="2020-01-01", config=PipelineConfig(ranker="cosine")).results == ()
+
+
+def test_question_words_are_not_lexical_evidence():
+    """A question matches statements through its content words only: wh-words, auxiliaries and
+    pronouns are stopwords (a statement sharing only "do"/"does" with a question scores 0)."""
+    assert _tokenize_one("What exercise does Priya do?") == _tokenize_one("exercise Priya")
+    idx = LexicalIndex(["I do like my new pressure cooker, does it show?", "Priya swims every morning"])
+    assert idx.scores("What does Priya do?")[0] == 0.0

@@ -1,4 +1,11 @@
-"""Lexical retrieval: Okapi BM25 with ``bm25s`` (English stopwords removed, optional stemming)."""
+"""Lexical retrieval: Okapi BM25 with ``bm25s`` (English stopwords removed, optional stemming).
+
+Stopwords: the NLTK English list (bm25s' ``"en_plus"``, 179 words). bm25s' short ``"en"`` list
+(33 words) keeps question words and auxiliaries — "what", "do", "does", "how", "where", "i",
+"my" — so a question matched statements through them alone (a turn about a pressure cooker got
+the top BM25 score for "What exercise does Priya do?" through "do"/"does"). Queries are
+questions and memories are statements: those words carry no content here.
+"""
 
 from __future__ import annotations
 
@@ -15,18 +22,20 @@ try:  # optional: PyStemmer gives Snowball stemming to bm25s
 except Exception:  # pragma: no cover - depends on the environment
     _STEMMER = None
 
-try:  # the list bm25s.tokenize uses for stopwords="en"
-    from bm25s.stopwords import STOPWORDS_EN as _STOPWORDS_EN
+#: the stopword list, as named to bm25s.tokenize
+STOPWORDS = "en_plus"
+try:  # the list bm25s.tokenize uses for stopwords="en_plus"
+    from bm25s.stopwords import STOPWORDS_EN_PLUS as _STOPWORDS_LIST
 except Exception:  # pragma: no cover - depends on the bm25s version
-    _STOPWORDS_EN = None
+    _STOPWORDS_LIST = None
 
 #: bm25s.tokenize's default token pattern (scikit-learn's CountVectorizer)
 _SPLIT = re.compile(r"(?u)\b\w\w+\b").findall
-_STOP = frozenset(_STOPWORDS_EN) if _STOPWORDS_EN is not None else None
+_STOP = frozenset(_STOPWORDS_LIST) if _STOPWORDS_LIST is not None else None
 
 
 def _tokenize(texts: Sequence[str]) -> list[list[str]]:
-    out = bm25s.tokenize(list(texts), stopwords="en", stemmer=_STEMMER, return_ids=False, show_progress=False)
+    out = bm25s.tokenize(list(texts), stopwords=STOPWORDS, stemmer=_STEMMER, return_ids=False, show_progress=False)
     return [list(t) for t in out]
 
 
