@@ -31,8 +31,8 @@ MIN_BLEND = 1e-12
 #: Our choice: weight ω_num of an edge admitted *only* through the numeric exemption (a
 #: superseded or expired numeric edge under an intent that would otherwise mask it). The paper
 #: exempts numeric edges from the supersession and expiry filters; kept at full weight they are
-#: a main source of staleness (development split, MiniLM: 75.9% pass / 10.9% staleness at
-#: ω_num = 1 vs 79.8% / 2.7% at 0.1 — ``fr bench run --suite ../shared/data/lifemembench
+#: a main source of staleness (development split, MiniLM: 81.7% pass / 10.1% staleness at
+#: ω_num = 1 vs 85.2% / 2.7% at 0.1 — ``fr bench run --suite ../shared/data/lifemembench
 #: --systems fr-full --param numeric_exempt_weight=1.0``), so they stay retrievable but rank
 #: below comparable live edges: term log ω_num.
 NUMERIC_EXEMPT_WEIGHT = 0.1

@@ -14,7 +14,7 @@ Our choices where the paper is silent (documented, not the paper's):
 - σ fed to the score is (1 − γ)·cos + γ·bm25/max(bm25) with γ = ``hybrid_weight`` = 0.3, the
   value set before any measurement; cosine is clipped to [0, 1]. It is a trade-off, not an
   optimum: on LifecycleBench's development split γ = 0 scores higher, on LoCoMo γ = 0 drops
-  FR-full below flat cosine (README, "Design choices", for the numbers and commands). We keep
+  FR-full 3.6 pp below flat cosine (README, "Design choices", for the numbers and commands). We keep
   the one configuration that holds up on both rather than tune per benchmark.
 - Distillation (an LLM call in the paper) is deterministic here: candidates whose lifecycle state
   the intent does not admit go last, then by hybrid σ; the first ``n_distill`` are kept.
