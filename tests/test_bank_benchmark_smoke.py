@@ -9,3 +9,14 @@ def test_measure_size_shape():
     for key in ("ingest_facts_per_s", "first_query_s", "query_median_ms", "query_p90_ms", "peak_rss_mb"):
         assert row[key] > 0, key
     assert row["target_ms"] is None and row["meets_target"] is None
+
+
+def test_embedding_section_reports_query_latency_and_batched_throughput(monkeypatch):
+    """The embedding part of the report, with the hashing embedder standing in for MiniLM."""
+    from frcore.bank import _benchmark, _embed
+
+    monkeypatch.setattr(_embed, "get_embedder", lambda name: _embed.HashingEmbedder(dim=64))
+    e = _benchmark.query_embedding_ms(repeats=3)
+    assert e["minilm_query_embedding_median_ms"] > 0
+    assert e["throughput"]["n"] == 512 and e["throughput"]["sentences_per_s"] > 0
+    assert e["throughput_target_sentences_per_s"] == 200
