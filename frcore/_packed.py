@@ -118,3 +118,13 @@ def score_top_k_packed(
     if not with_terms:
         return values, order
     return values, order, ScoreTerms(*(t[order] if t.ndim else jnp.broadcast_to(t, order.shape) for t in terms))
+
+
+@functools.partial(jax.jit, static_argnames=("k", "config"))
+def score_top_k_rows(pvec: jax.Array, qvec: jax.Array, cmat: jax.Array, k: int, config: ScoreConfig = _DEFAULT) -> jax.Array:
+    """:func:`score_top_k_packed` with terms, as **one** (2 + T, k') float32 array: row 0 the
+    values, row 1 the candidate indices (exact as float32 below 2^24), then one row per field
+    of :class:`frcore.ScoreTerms`. One output means one device→host conversion for a caller
+    that needs them all (FR-Bank's explain), instead of 12."""
+    values, order, terms = score_top_k_packed(pvec, qvec, cmat, k, config, with_terms=True)
+    return jnp.stack([values, order.astype(values.dtype), *(t.astype(values.dtype) for t in terms)])

@@ -60,3 +60,18 @@ def test_score_top_k_packed_is_the_twins_top_k(config_id, p, q, c, k):
     # each returned index carries the twin's score for that candidate (near-ties may swap order)
     assert_allclose(values, np.asarray(want.total)[order], name="values at the returned indices")
     tree_allclose(terms, type(want)(*(np.broadcast_to(np.asarray(t)[order] if np.ndim(t) else t, order.shape) for t in want)), name="terms")
+
+
+@settings(max_examples=10)
+@given(p=params(), q=queries(), c=candidates(1, 16, pad=True, pad_to=16), k=st.integers(1, 20))
+def test_score_top_k_rows_is_score_top_k_packed_stacked(p, q, c, k):
+    from frcore._packed import score_top_k_rows
+
+    args = _packed(p, q, c)
+    rows = np.asarray(score_top_k_rows(*args, k))
+    values, order, terms = fr.score_top_k_packed(*args, k, with_terms=True)
+    assert rows.shape == (2 + len(fr.ScoreTerms._fields), np.asarray(order).size)
+    np.testing.assert_array_equal(rows[0], np.asarray(values))
+    np.testing.assert_array_equal(rows[1].astype(np.int64), np.asarray(order))
+    for i, t in enumerate(terms):
+        np.testing.assert_array_equal(rows[2 + i], np.asarray(t, dtype=np.float32), err_msg=fr.ScoreTerms._fields[i])

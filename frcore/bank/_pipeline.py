@@ -35,14 +35,15 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Sequence
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
 from .. import _types as T
 from .._params import LifecycleParams
-from .._packed import pack_candidates, pack_params, pack_query, score_top_k_packed
+from .._packed import pack_candidates, pack_params, pack_query, score_top_k_rows
 from .._ontology import N_CATEGORIES
-from .._scoring import Candidates, Query
+from .._scoring import Candidates, Query, ScoreTerms
 from .._types import COMPATIBLE, N_STATES, Intent, ScoreConfig, State
 from .._validate import WEIGHT_SUM_TOL, bucket_size, make_candidates, make_query
 
@@ -125,7 +126,7 @@ _PACKED: list = [None, None]  # (params object, its packed vector): packed once 
 
 def _packed_params(params: LifecycleParams) -> np.ndarray:
     if _PACKED[0] is not params:
-        _PACKED[:] = [params, pack_params(params)]
+        _PACKED[:] = [params, jax.device_put(pack_params(params))]  # device-resident: no per-query transfer
     return _PACKED[1]
 
 
@@ -509,11 +510,9 @@ def retrieve(
     # Stages 6-7: lifecycle filters and the blended log-score (frcore kernel).
     k = cand.size
     cands, query = kernel_inputs(prep, cand, sig, state, intent_i, routing)
-    values, order, terms = score_top_k_packed(
-        _packed_params(params), pack_query(query), pack_candidates(cands), config.k, config.score, with_terms=True
-    )
-    values, order = np.asarray(values).tolist(), np.asarray(order).tolist()
-    terms_l = [(name, np.asarray(v, dtype=np.float64).tolist()) for name, v in terms._asdict().items()]  # terms of the top k
+    top = np.asarray(score_top_k_rows(_packed_params(params), pack_query(query), pack_candidates(cands), config.k, config.score))
+    values, order = top[0].tolist(), top[1].astype(np.int64).tolist()
+    terms_l = [(name, top[2 + i].astype(np.float64).tolist()) for i, name in enumerate(ScoreTerms._fields)]  # terms of the top k
     out = []
     for pos, (v, j) in enumerate(zip(values, order)):
         if not math.isfinite(v) or j >= k:
