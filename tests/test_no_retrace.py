@@ -116,3 +116,25 @@ def test_a_new_bucket_or_config_does_compile():
     with count_compiles() as n:
         jax.block_until_ready(fr.score_candidates(p, q, _cands(9, 100, 128), fr.ScoreConfig(routing=False, floors=False)))
     assert n[COMPILE] >= 1 and n[TRACE] >= 1
+
+
+def test_packed_path_second_call_with_new_values_does_not_recompile():
+    """The single-query path of fr latency and FR-Bank: new values (NumPy or device arrays) in
+    the same bucket reuse the executable, and the results change with the values."""
+    from frcore._packed import score_top_k_rows
+
+    def packed(seed):
+        return fr.pack_params(_params(seed)), fr.pack_query(_query(seed)), fr.pack_candidates(_cands(seed, 11, 16))
+
+    for fn, kw in ((fr.score_top_k_packed, {}), (fr.score_top_k_packed, {"with_terms": True}), (score_top_k_rows, {})):
+        first = jax.block_until_ready(fn(*packed(5), 10, **kw))
+        size = fn._cache_size()
+        with count_compiles() as n:
+            second = jax.block_until_ready(fn(*packed(6), 10, **kw))
+        assert n[TRACE] == 0 and n[COMPILE] == 0, f"{fn.__name__} {kw}: recompiled on new values ({n})"
+        assert fn._cache_size() == size, "jit cache grew"
+        with count_compiles() as n:  # device-resident inputs: a dispatch-cache entry of their own, no compile
+            jax.block_until_ready(fn(*jax.device_put(packed(7)), 10, **kw))
+        assert n[TRACE] == 0 and n[COMPILE] == 0, f"{fn.__name__} {kw}: recompiled for device inputs ({n})"
+        a, b = jax.tree_util.tree_leaves(first)[0], jax.tree_util.tree_leaves(second)[0]
+        assert not np.array_equal(np.asarray(a), np.asarray(b)), "new values must give new results"
