@@ -15,7 +15,7 @@ from .._params import LifecycleParams, default_params, validate_params
 from .._types import STATE_NAMES
 from ._embed import get_embedder
 from ._lexical import LexicalIndex, _tokenize_many
-from ._pipeline import PipelineConfig, Prepared, Retrieval, clock_ages, related_pairs, retrieve
+from ._pipeline import PipelineConfig, Prepared, Retrieval, related_pairs, retrieve
 from ._query import Router, check_intent, infer_intent, routing_from_categories
 
 EPOCH = _dt.datetime(1970, 1, 1)
@@ -122,11 +122,7 @@ class _View:
     snapshot: Any
     vectors: np.ndarray
     lexical: LexicalIndex
-    ages: np.ndarray
-    eligible: np.ndarray
-    related: tuple[np.ndarray, np.ndarray]
-    primary: np.ndarray
-    prepared: Prepared | None = None
+    prepared: Prepared  # per-edge arrays as of the view's valid time (ages, eligibility, related pairs, ...)
 
 
 class Bank:
@@ -228,14 +224,12 @@ class Bank:
         rows = self._rows_of(snap, known_at)
         if len(self._views) > 8:
             self._views.clear()
-        at_h = to_hours(at)
-        ages = clock_ages(snap.said_at_h, at_h)
         prepared = Prepared(
             weights=snap.weights, said_at_h=snap.said_at_h, event_h=snap.event_h, state=snap.state, confidence=snap.confidence,
-            numeric=snap.numeric, slots=snap.slots, eligible=rows.eligible, at_h=at_h, ages=ages, related=rows.related,
+            numeric=snap.numeric, slots=snap.slots, eligible=rows.eligible, at_h=to_hours(at), related=rows.related,
             primary_rows=rows.primary,
         )
-        view = _View(snap, rows.vectors, rows.lexical, ages, rows.eligible, rows.related, rows.primary, prepared)
+        view = _View(snap, rows.vectors, rows.lexical, prepared)
         self._views[key] = view
         return view
 
@@ -338,25 +332,13 @@ class Bank:
         cosine = view.vectors @ qv if len(snap.ids) else np.zeros(0)
         bm = view.lexical.scores(qtext) if len(snap.ids) else np.zeros(0)
         r: Retrieval = retrieve(
-            weights=snap.weights,
-            said_at_h=snap.said_at_h,
-            event_h=snap.event_h,
-            state=snap.state,
-            confidence=snap.confidence,
-            numeric=snap.numeric,
-            slots=snap.slots,
-            eligible=view.eligible,
+            view.prepared,
             cosine=cosine,
             bm25=bm,
             routing=routing.weights,
             intent=intent_name,
-            at_h=to_hours(at_t),
             params=params or self.params,
             config=cfg,
-            ages=view.ages,
-            related=view.related,
-            primary_rows=view.primary,
-            prepared=view.prepared,
         )
         results = tuple(
             {

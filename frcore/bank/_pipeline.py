@@ -231,7 +231,6 @@ class Prepared:
         slots: Sequence,
         eligible: np.ndarray,
         at_h: float,
-        ages: np.ndarray | None = None,
         related: tuple[np.ndarray, np.ndarray] | None = None,
         primary_rows: np.ndarray | None = None,
     ) -> None:
@@ -245,7 +244,7 @@ class Prepared:
         self.slots = slots
         self.eligible = np.asarray(eligible, dtype=bool)
         self.hours_to_event = np.asarray(event_h, dtype=np.float64) - at_h
-        self._ages = ages
+        self._ages = None
         self._primary = primary_rows
         self._by_primary: dict[int, np.ndarray] = {}
         self.related = related
@@ -391,41 +390,21 @@ def _top(vals: np.ndarray, idx: np.ndarray | None, count: int) -> np.ndarray:
 
 
 def retrieve(
+    prep: Prepared,
     *,
-    weights: np.ndarray,
-    said_at_h: np.ndarray,
-    event_h: np.ndarray,
-    state: np.ndarray,
-    confidence: np.ndarray,
-    numeric: np.ndarray,
-    slots: Sequence,
-    eligible: np.ndarray,
     cosine: np.ndarray,
     bm25: np.ndarray,
     routing: np.ndarray,
     intent: str | int,
-    at_h: float,
     params: LifecycleParams,
     config: PipelineConfig,
-    ages: np.ndarray | None = None,
-    related: tuple[np.ndarray, np.ndarray] | None = None,
-    primary_rows: np.ndarray | None = None,
-    prepared: Prepared | None = None,
 ) -> Retrieval:
     """Run the eight stages over one bank snapshot for one query.
 
-    ``cosine`` and ``bm25`` are the query's similarities to every row; ``eligible`` is False for
-    rows that must never surface (quarantined, erased); ``ages`` may be passed precomputed
-    (:func:`clock_ages`) when many queries share a snapshot, and ``prepared`` (a
-    :class:`Prepared` built from the same snapshot arrays and ``at_h``) carries every
-    per-snapshot array at once. Returns up to ``config.k`` results.
+    ``prep`` carries the snapshot's per-edge arrays as of one valid time (:class:`Prepared`,
+    built once per snapshot and shared by its queries); ``cosine`` and ``bm25`` are the query's
+    similarities to every row. Returns up to ``config.k`` results.
     """
-    if prepared is None or prepared.at_h != at_h:
-        prepared = Prepared(
-            weights=weights, said_at_h=said_at_h, event_h=event_h, state=state, confidence=confidence, numeric=numeric,
-            slots=slots, eligible=eligible, at_h=at_h, ages=ages, related=related, primary_rows=primary_rows,
-        )
-    prep = prepared
     n = cosine.shape[0]
     intent_i = T.intent_index(intent)
     hours_to_event = prep.hours_to_event
