@@ -95,8 +95,9 @@ def _csum(terms) -> jax.Array:
 
     Every sum over the C categories is written as C − 1 elementwise adds, never a reduce op:
     under ``vmap`` XLA's CPU backend turns a reduce into a separate (YNNPACK) kernel, each a
-    dispatch and a pass over memory — measured at ~30 ms for 10^5 candidates, against ~3 ms
-    with the reductions removed. Elementwise work fuses into a single loop.
+    dispatch and a pass over memory. Elementwise work fuses into a single loop: score + top-k
+    is 3 kernels, where the previous, reducing kernel needed 18 at 10^5 candidates (21 ms
+    against 1.24 ms here, same packed inputs).
     """
     return functools.reduce(operator.add, terms)
 
