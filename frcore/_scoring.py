@@ -103,11 +103,12 @@ def _csum(terms) -> jax.Array:
 
 
 def _primary_pick(weights: jax.Array, *tables: jax.Array) -> list[jax.Array]:
-    """``table[argmax_c w_c]`` for each table ((C,) or (C, m)), first category on ties.
+    """``table[argmax_c w_c]`` for each (C,) table, first category on ties.
 
-    A running argmax over the C columns, unrolled: the selected entries are carried along by
-    ``where`` (a strict ``>`` keeps the first maximum). One linear chain of elementwise selects
-    — no arg-reduction, gather or one-hot — so XLA fuses it into the candidate loop.
+    The maximum weight by a chain of elementwise maxima, then a chain of ``where`` selects from
+    the last category back to the first, so the first category at the maximum wins. No
+    arg-reduction, gather or one-hot, and no value shared across many consumers, so XLA fuses
+    it into the candidate loop (a forward running-argmax chain was split into several kernels).
     """
     w = _columns(weights)
     top = functools.reduce(jnp.maximum, w)
