@@ -67,6 +67,7 @@ from ._packed import (
     score_packed as score_packed,
     score_top_k_packed as score_top_k_packed,
 )
+from ._runtime import cpu_dispatch_mode as cpu_dispatch_mode, prefer_sync_cpu_dispatch as prefer_sync_cpu_dispatch
 from ._validate import (
     bucket_size as bucket_size,
     category_weights_matrix as category_weights_matrix,

@@ -35,6 +35,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from ._runtime import prefer_sync_cpu_dispatch
+
+    prefer_sync_cpu_dispatch()  # before any subcommand module starts JAX's backend
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
