@@ -9,6 +9,7 @@ def test_measure_size_shape():
     for key in ("ingest_facts_per_s", "first_query_s", "query_median_ms", "query_p90_ms", "peak_rss_mb"):
         assert row[key] > 0, key
     assert row["target_ms"] is None and row["meets_target"] is None
+    assert row["cpu_dispatch"] in ("sync", "async")
 
 
 def test_embedding_section_reports_query_latency_and_batched_throughput(monkeypatch):

@@ -3,7 +3,9 @@
 For banks of n edges (default 1k / 20k / 100k), each in a fresh subprocess so resident memory is
 the bank's own: ingest rate with the hashing embedder, the first-query (snapshot + index build)
 time, the median query latency *excluding* the query's embedding (the query vector is given),
-and the peak resident memory after querying. Separately, the median MiniLM embedding time of one
+and the peak resident memory after querying, with the CPU dispatch mode the process ran in (``fr``
+runs JAX computations inline, :func:`frcore.prefer_sync_cpu_dispatch`; ``FR_ASYNC_DISPATCH=1``
+keeps JAX's default). Separately, the median MiniLM embedding time of one
 query, which is what "with the query embedding included" adds.
 
 Targets: query median ≤ 0.5 / 2 / 10 ms at 1k / 20k / 100k; embedding adds ≤ 10 ms; ingest ≥ 2,000
@@ -28,6 +30,7 @@ QUERIES = ("what is the latest about topic 42", "any upcoming obligations this w
 
 def measure_size(n: int, repeats: int = 50, dim: int = 384) -> dict:
     """Build an n-edge bank (hash-{dim} embedder) and time ingest and queries in this process."""
+    from .._runtime import cpu_dispatch_mode
     from ._bank import Bank
     from ._store import synthetic_facts
 
@@ -61,6 +64,7 @@ def measure_size(n: int, repeats: int = 50, dim: int = 384) -> dict:
         "target_ms": TARGET_MS.get(n),
         "meets_target": (med <= TARGET_MS[n]) if n in TARGET_MS else None,
         "peak_rss_mb": rss_mb,
+        "cpu_dispatch": cpu_dispatch_mode(),
     }
 
 
@@ -87,12 +91,17 @@ def query_embedding_ms(repeats: int = 30) -> dict:
 def run(sizes=(1000, 20000, 100000), embedding: bool = True, log=print) -> dict:
     rows = []
     for n in sizes:
-        code = f"import json; from frcore.bank._benchmark import measure_size; print(json.dumps(measure_size({int(n)})))"
+        # the child applies the same CPU dispatch mode as ``fr`` (before frcore.bank starts JAX)
+        code = (
+            "import json, frcore; frcore.prefer_sync_cpu_dispatch(); "
+            f"from frcore.bank._benchmark import measure_size; print(json.dumps(measure_size({int(n)})))"
+        )
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=3600)
         if out.returncode != 0:
             raise RuntimeError(f"bank benchmark n={n} failed: {out.stderr[-2000:]}")
         row = json.loads(out.stdout.strip().splitlines()[-1])
-        log(f"n={n}: ingest {row['ingest_facts_per_s']:.0f}/s, first query {row['first_query_s']:.2f} s, median {row['query_median_ms']:.2f} ms (target {row['target_ms']} ms), peak RSS {row['peak_rss_mb']:.0f} MB")
+        log(f"n={n}: ingest {row['ingest_facts_per_s']:.0f}/s, first query {row['first_query_s']:.2f} s, median {row['query_median_ms']:.2f} ms "
+            f"(target {row['target_ms']} ms), peak RSS {row['peak_rss_mb']:.0f} MB, CPU dispatch {row['cpu_dispatch']}")
         rows.append(row)
     res = {"sizes": rows, "targets": {"query_ms": TARGET_MS, "embedding_adds_ms": 10.0, "ingest_facts_per_s": 2000, "rss_mb_at_100k": 1024}}
     if embedding:
