@@ -88,6 +88,23 @@ def pack_candidates(cands: Candidates) -> np.ndarray:
     return out
 
 
+def unpack_candidates_host(mat: np.ndarray) -> Candidates:
+    """NumPy inverse of :func:`pack_candidates`: host arrays with :func:`frcore.make_candidates`'
+    dtypes and shapes (candidates first: weights (n, C), ages (n, 3))."""
+    mat = np.asarray(mat, dtype=np.float32)
+    f = {name: (mat[s : s + rows].T.copy() if rows > 1 else mat[s].copy()) for (name, rows), s in zip(ROWS, _START.values())}
+    for name in ("has_event", "numeric", "valid"):
+        f[name] = f[name] > 0.5
+    f["state"] = f["state"].astype(np.int32)
+    return Candidates(**f)
+
+
+def unpack_query_host(vec: np.ndarray) -> Query:
+    """NumPy inverse of :func:`pack_query` (intent as int32, routing float32)."""
+    vec = np.asarray(vec, dtype=np.float32)
+    return Query(intent=np.asarray(int(vec[0]), dtype=np.int32), routing=vec[1:].copy())
+
+
 def unpack_candidates(mat: jax.Array) -> Candidates:
     """Inverse of :func:`pack_candidates` (inside jit: row slices, k on the last axis)."""
     f = {}

@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from frcore import State
+from frcore._packed import pack_candidates, pack_query, unpack_candidates_host, unpack_query_host
 from frcore._validate import bucket_size, make_candidates, make_query
 from frcore.bank import Bank, PipelineConfig
 from frcore.bank._lexical import LexicalIndex, _tokenize, _tokenize_many, _tokenize_one
@@ -111,17 +112,22 @@ def test_kernel_inputs_equal_make_candidates(data):
     cand = np.sort(rng.choice(n, size=k, replace=False))
     sim = rng.uniform(-0.1, 1.1, k)
     routing = rng.uniform(-0.2, 1.2, 11)
-    cands, query = kernel_inputs(prep, cand, sim, prep.state, 2, routing)
+    cmat, qvec = kernel_inputs(prep, cand, sim, prep.state, 2, routing)
     ref = make_candidates(
         sim=np.clip(sim, 0, 1), weights=w[cand], ages=prep.ages[cand], state=prep.state[cand],
         hours_to_event=prep.hours_to_event[cand], confidence=prep.confidence[cand], numeric=prep.numeric[cand],
         pad_to=bucket_size(k), device=False,
     )
-    for a, b in zip(cands, ref):
+    ref_mat = pack_candidates(ref)
+    assert cmat.dtype == ref_mat.dtype and cmat.shape == ref_mat.shape and cmat.flags["C_CONTIGUOUS"]
+    np.testing.assert_array_equal(cmat, ref_mat)
+    for a, b in zip(unpack_candidates_host(cmat), ref):  # and back: make_candidates' dtypes
         assert a.dtype == b.dtype and a.shape == b.shape
         np.testing.assert_array_equal(a, b)
     ref_q = make_query(2, np.clip(routing, 0, 1), device=False)
-    for a, b in zip(query, ref_q):
+    np.testing.assert_array_equal(qvec, pack_query(ref_q))
+    assert qvec.dtype == np.float32
+    for a, b in zip(unpack_query_host(qvec), ref_q):
         assert np.asarray(a).dtype == np.asarray(b).dtype
         np.testing.assert_array_equal(a, b)
 
@@ -131,7 +137,7 @@ def test_kernel_inputs_fall_back_and_raise_like_make_candidates():
         weights=np.full((3, 11), 0.5), said_at_h=np.zeros(3), event_h=np.full(3, np.nan), state=np.zeros(3, np.int64),
         confidence=np.ones(3), numeric=np.zeros(3, bool), slots=[None] * 3, eligible=np.ones(3, bool), at_h=10.0,
     )
-    assert prep.kernel_rows() is None  # rows do not sum to 1
+    assert prep.kernel_table() is None  # rows do not sum to 1
     with pytest.raises(ValueError, match="weights: row 0 sums to"):
         kernel_inputs(prep, np.array([0, 2]), np.array([0.5, 0.5]), prep.state, 0, np.zeros(11))
 
@@ -182,3 +188,60 @@ def test_question_words_are_not_lexical_evidence():
     assert _tokenize_one("What exercise does Priya do?") == _tokenize_one("exercise Priya")
     idx = LexicalIndex(["I do like my new pressure cooker, does it show?", "Priya swims every morning"])
     assert idx.scores("What does Priya do?")[0] == 0.0
+
+
+def _routing_arrays(proto: np.ndarray | None, hits: np.ndarray, v: np.ndarray | None):
+    """The array form of Router.raw_scores + _keep_top (the oracle of the scalar form)."""
+    from frcore.bank._query import _OTHER, KEYWORD_SHARE, ROUTING_MAX_CATEGORIES, ROUTING_MIN_SCORE
+
+    top = hits.max()
+    kw = hits / top if top > 0 else hits
+    if proto is not None:
+        sim = proto @ v
+        sim[_OTHER] = -np.inf
+        finite = np.isfinite(sim)
+        lo, hi = np.min(sim[finite]), np.max(sim)
+        raw = KEYWORD_SHARE * kw + (1 - KEYWORD_SHARE) * np.where(finite, (sim - lo) / (hi - lo + 1e-12), 0.0)
+    else:
+        raw = kw
+    w = np.zeros(11)
+    top = raw.max()
+    if top > 0:
+        scaled = raw / top
+        order = np.argsort(-scaled, kind="stable")[:ROUTING_MAX_CATEGORIES]
+        order = order[scaled[order] >= ROUTING_MIN_SCORE]
+        w[order] = scaled[order]
+    return raw, w
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_routing_scalar_form_equals_the_array_form(data):
+    """Router.raw_scores / _keep_top compute in Python floats; bit-for-bit the array form,
+    ties, NaN and infinite similarities included."""
+    from frcore.bank import _query as Q
+
+    words = data.draw(st.lists(st.sampled_from(["work", "job", "flight", "rent", "dog", "gym", "book", "deadline", "coffee", "xyz", "next"]), max_size=8))
+    text = " ".join(words)
+    d = data.draw(st.integers(1, 6))
+    values = st.one_of(st.floats(-2, 2, allow_nan=False), st.sampled_from([0.0, -0.0, 0.5, 1.0]))
+    router = Q.Router()
+    with_proto = data.draw(st.booleans())
+    v = None
+    if with_proto:
+        router._proto = np.array(data.draw(st.lists(st.lists(values, min_size=d, max_size=d), min_size=11, max_size=11)))
+        special = st.sampled_from([np.nan, np.inf, -np.inf])
+        v = np.array(data.draw(st.lists(st.one_of(values, special) if data.draw(st.booleans()) else values, min_size=d, max_size=d)))
+    hits = np.array(Q._keyword_counts(text), dtype=np.float64)
+    with np.errstate(all="ignore"):
+        try:
+            raw_ref, w_ref = _routing_arrays(router._proto if with_proto else None, hits, v)
+        except ValueError:  # no finite similarity at all: both forms refuse
+            with pytest.raises(ValueError):
+                router.route(text, v)
+            return
+        raw, h, _ = router.raw_scores(text, v)
+        w = router.route(text, v).weights
+    np.testing.assert_array_equal(h, hits)
+    assert raw.tobytes() == raw_ref.tobytes() or np.array_equal(raw, raw_ref, equal_nan=True)
+    assert w.tobytes() == w_ref.tobytes(), (w, w_ref)

@@ -67,6 +67,9 @@ def parse_time(value: str | _dt.datetime | _dt.date | None, field_name: str = "a
     return t
 
 
+_DEFAULT_PIPELINE = PipelineConfig()  # immutable: shared by every query that passes no config
+
+
 @dataclass(frozen=True)
 class QueryResult:
     """Ranked results with every named score term, the stage(s) that found each, and the
@@ -80,10 +83,20 @@ class QueryResult:
     results: tuple[dict[str, Any], ...]
     n_candidates: int = 0
     n_distilled: int = 0
-    #: the scored candidate set (ids in kernel order, validated kernel inputs) for sweeps
+    #: the scored candidate set (ids in kernel order) for sweeps
     candidate_ids: tuple[str, ...] = ()
-    candidates: Any = field(default=None, repr=False, compare=False)
-    kernel_query: Any = field(default=None, repr=False, compare=False)
+    #: the pipeline's Retrieval (kernel inputs as scored); read through the two properties below
+    scored: Any = field(default=None, repr=False, compare=False)
+
+    @property
+    def candidates(self):
+        """The validated kernel inputs of the scored candidate set (:class:`frcore.Candidates`)."""
+        return None if self.scored is None else self.scored.candidates
+
+    @property
+    def kernel_query(self):
+        """The scored query as :class:`frcore.Query`."""
+        return None if self.scored is None else self.scored.query
 
     @property
     def ids(self) -> list[str]:
@@ -314,7 +327,7 @@ class Bank:
             raise ValueError(f"k: must be ≥ 1, got {k}")
         at_t = parse_time(at, "at") or _dt.datetime.utcnow().replace(microsecond=0)
         known_t = parse_time(known_at, "known_at")
-        cfg = config or PipelineConfig()
+        cfg = config or _DEFAULT_PIPELINE
         if cfg.k != k:
             from dataclasses import replace as _replace
 
@@ -351,7 +364,7 @@ class Bank:
             }
             for x in r.results
         )
-        cand_ids = tuple(str(snap.ids[i]) for i in r.rows) if r.rows is not None else ()
-        return QueryResult(text, at_t, intent_name, rule, routing.as_dict(), results, r.n_candidates, r.n_distilled, cand_ids, r.candidates, r.query)
+        cand_ids = tuple(str(snap.ids[i]) for i in r.rows.tolist()) if r.rows is not None else ()
+        return QueryResult(text, at_t, intent_name, rule, routing.as_dict(), results, r.n_candidates, r.n_distilled, cand_ids, r)
 
     explain = query  # the result already carries every named term; the CLI renders it in full

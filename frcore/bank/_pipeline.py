@@ -41,9 +41,9 @@ import numpy as np
 
 from .. import _types as T
 from .._params import LifecycleParams
-from .._packed import pack_candidates, pack_params, pack_query, score_top_k_rows
+from .._packed import N_FEATURES, ROWS, pack_candidates, pack_params, pack_query, score_top_k_rows, unpack_candidates_host, unpack_query_host
 from .._ontology import N_CATEGORIES
-from .._scoring import Candidates, Query, ScoreTerms
+from .._scoring import ScoreTerms
 from .._types import COMPATIBLE, N_STATES, Intent, ScoreConfig, State
 from .._validate import WEIGHT_SUM_TOL, bucket_size, make_candidates, make_query
 
@@ -117,8 +117,18 @@ class Retrieval:
     n_candidates: int  # after dedup
     n_distilled: int
     rows: np.ndarray | None = None  # (k,) snapshot rows of the scored candidates
-    candidates: object | None = None  # frcore.Candidates padded to a bucket
-    query: object | None = None  # frcore.Query
+    packed_candidates: np.ndarray | None = None  # (F, bucket) as scored (frcore.pack_candidates layout)
+    packed_query: np.ndarray | None = None  # (1 + C,) as scored (frcore.pack_query layout)
+
+    @property
+    def candidates(self):
+        """The scored candidates as :class:`frcore.Candidates` (host arrays, padded to a bucket)."""
+        return None if self.packed_candidates is None else unpack_candidates_host(self.packed_candidates)
+
+    @property
+    def query(self):
+        """The scored query as :class:`frcore.Query`."""
+        return None if self.packed_query is None else unpack_query_host(self.packed_query)
 
 
 _PACKED: list = [None, None]  # (params object, its packed vector): packed once per parameter set
@@ -248,9 +258,9 @@ class Prepared:
         self._primary = primary_rows
         self._by_primary: dict[int, np.ndarray] = {}
         self.related = related
-        self._groups = None
         self._variants: dict[tuple[bool, bool], tuple] = {}
-        self._kernel_rows: tuple | None = None
+        self._kernel_table: np.ndarray | bool | None = None
+        self._admitted: dict[tuple, np.ndarray] = {}
 
     @property
     def ages(self) -> np.ndarray:
@@ -265,17 +275,6 @@ class Prepared:
             primary = np.argmax(self.weights, axis=1) if self._primary is None else self._primary
             rows = self._by_primary[cat] = np.flatnonzero(primary == cat)
         return rows
-
-    def related_groups(self):
-        """(unique src rows, dst rows ordered by src, start of each src's run): the related
-        pairs grouped by source, for a per-source maximum with ``np.maximum.reduceat``."""
-        if self._groups is None:
-            src, dst = self.related
-            order = np.argsort(src, kind="stable")
-            s = src[order]
-            starts = np.flatnonzero(np.r_[True, s[1:] != s[:-1]])
-            self._groups = (s[starts], dst[order], starts)
-        return self._groups
 
     def variant(self, untyped_expiry: bool, overwrite: bool):
         """(state, alive mask, alive rows or None when every row is alive) for the pipeline's
@@ -295,12 +294,23 @@ class Prepared:
             v = self._variants[key] = (state, alive, None if alive.all() else np.flatnonzero(alive))
         return v
 
-    def kernel_rows(self) -> tuple | None:
-        """Every row's kernel inputs in the kernel's dtypes (float32 weights, ages, hours to
-        event with NaN → 0, confidence; has_event), or None when some row would fail
-        :func:`frcore.make_candidates`' checks — then each query calls it, and it raises on
-        the offending candidate exactly as before."""
-        if self._kernel_rows is None:
+    def admitted_rows(self, untyped_expiry: bool, overwrite: bool, intent: int, config: ScoreConfig) -> np.ndarray:
+        """:func:`admitted` over every row of a lifecycle variant, for one intent (cached: it
+        depends on the snapshot, not on the query's text)."""
+        key = (untyped_expiry, overwrite, intent, config.lifecycle, config.numeric_exemption)
+        ok = self._admitted.get(key)
+        if ok is None:
+            state = self.variant(untyped_expiry, overwrite)[0]
+            ok = self._admitted[key] = admitted(state, self.numeric, self.hours_to_event, intent, config)
+        return ok
+
+    def kernel_table(self) -> np.ndarray | None:
+        """Every row's kernel inputs as an (n, F) float32 table in the packed layout of
+        :func:`frcore.pack_candidates` (weights, ages, has_event, hours to event with NaN → 0,
+        confidence, numeric; sim and state are the query's, filled per call; valid = 1), or None
+        when some row would fail :func:`frcore.make_candidates`' checks — then each query calls
+        it, and it raises on the offending candidate exactly as before."""
+        if self._kernel_table is None:
             w = np.asarray(self.weights, dtype=np.float64)
             a = np.asarray(self.ages, dtype=np.float64)
             he = self.hours_to_event
@@ -315,64 +325,63 @@ class Prepared:
             )
             if ok:
                 has_event = ~np.isnan(he)
-                self._kernel_rows = (
-                    w.astype(np.float32), a.astype(np.float32), has_event,
-                    np.where(has_event, he, 0.0).astype(np.float32), conf.astype(np.float32),
-                )
+                table = np.zeros((self.n, N_FEATURES), dtype=np.float32)
+                table[:, _COL["weights"] : _COL["weights"] + N_CATEGORIES] = w
+                table[:, _COL["ages"] : _COL["ages"] + 3] = a
+                table[:, _COL["has_event"]] = has_event
+                table[:, _COL["hours_to_event"]] = np.where(has_event, he, 0.0)
+                table[:, _COL["confidence"]] = conf
+                table[:, _COL["numeric"]] = self.numeric
+                table[:, _COL["valid"]] = 1.0
+                self._kernel_table = table
             else:
-                self._kernel_rows = ()
-        return self._kernel_rows or None
+                self._kernel_table = False
+        return self._kernel_table if self._kernel_table is not False else None
 
 
 def _state_ok(st: np.ndarray) -> bool:
     return np.issubdtype(st.dtype, np.integer) and bool(((st >= 0) & (st < N_STATES)).all())
 
 
+#: column of each field in the packed layout (rows of frcore.pack_candidates)
+_COL = dict(zip((name for name, _ in ROWS), np.cumsum([0] + [n for _, n in ROWS])[:-1].tolist()))
+#: a padding candidate in the packed layout: valid weights (OTHER = 1), confidence 1, masked by valid = 0
+_PAD_ROW = np.zeros(N_FEATURES, dtype=np.float32)
+_PAD_ROW[_COL["weights"] + N_CATEGORIES - 1] = 1.0
+_PAD_ROW[_COL["confidence"]] = 1.0
+
+
 def kernel_inputs(prep: Prepared, cand: np.ndarray, sim: np.ndarray, state: np.ndarray, intent: int, routing: np.ndarray):
-    """(Candidates padded to a bucket, Query) on the host, equal to what
-    :func:`frcore.make_candidates` / :func:`frcore.make_query` return for these rows; the
-    per-row checks were done once per snapshot (:meth:`Prepared.kernel_rows`), so only the
-    query's own values are checked here. Anything that would not pass goes through
-    make_candidates / make_query, which raise as before."""
+    """(candidates (F, bucket), query (1 + C,)) as float32 host arrays in the packed layout,
+    equal to ``pack_candidates(make_candidates(..., pad_to=bucket_size(k)))`` and
+    ``pack_query(make_query(...))`` for these rows. The per-row checks were done once per
+    snapshot (:meth:`Prepared.kernel_table`), so only the query's own values are checked here;
+    anything that would not pass goes through make_candidates / make_query, which raise as before."""
     k = cand.size
-    rows = prep.kernel_rows()
+    table = prep.kernel_table()
     st = state[cand]
-    if rows is None or not bool(np.isfinite(sim).all()) or not _state_ok(st):
-        cands = make_candidates(
+    m = bucket_size(k)
+    if table is None or not bool(np.isfinite(sim).all()) or not _state_ok(st):
+        cmat = pack_candidates(make_candidates(
             sim=np.clip(sim, 0.0, 1.0), weights=prep.weights[cand], ages=prep.ages[cand], state=st,
             hours_to_event=prep.hours_to_event[cand], confidence=prep.confidence[cand], numeric=prep.numeric[cand],
-            pad_to=bucket_size(k), device=False,
-        )
+            pad_to=m, device=False,
+        ))
     else:
-        w32, a32, has_event, he32, conf32 = rows
-        m = bucket_size(k)
-        f = np.float32
-        s = np.zeros(m, f)
-        s[:k] = np.clip(sim, 0.0, 1.0)
-        w = np.zeros((m, N_CATEGORIES), f)
-        w[:k] = w32[cand]
-        w[k:, N_CATEGORIES - 1] = 1.0  # padding rows: valid weights, masked by `valid`
-        a = np.zeros((m, 3), f)
-        a[:k] = a32[cand]
-        he_flag = np.zeros(m, bool)
-        he_flag[:k] = has_event[cand]
-        he = np.zeros(m, f)
-        he[:k] = he32[cand]
-        state_p = np.zeros(m, np.int32)
-        state_p[:k] = st
-        conf = np.ones(m, f)
-        conf[:k] = conf32[cand]
-        num = np.zeros(m, bool)
-        num[:k] = prep.numeric[cand]
-        valid = np.zeros(m, bool)
-        valid[:k] = True
-        cands = Candidates(sim=s, weights=w, ages=a, has_event=he_flag, hours_to_event=he, state=state_p, confidence=conf, numeric=num, valid=valid)
+        rows = np.empty((m, N_FEATURES), dtype=np.float32)
+        np.take(table, cand, axis=0, out=rows[:k])
+        rows[:k, _COL["sim"]] = np.clip(sim, 0.0, 1.0)
+        rows[:k, _COL["state"]] = st
+        rows[k:] = _PAD_ROW
+        cmat = np.ascontiguousarray(rows.T)
     r = np.clip(np.asarray(routing, dtype=np.float64), 0.0, 1.0)
     if r.shape == (N_CATEGORIES,) and bool(np.isfinite(r).all()):
-        query = Query(intent=np.asarray(intent, dtype=np.int32), routing=r.astype(np.float32))
+        qvec = np.empty(1 + N_CATEGORIES, dtype=np.float32)
+        qvec[0] = intent
+        qvec[1:] = r
     else:
-        query = make_query(intent, r, device=False)
-    return cands, query
+        qvec = pack_query(make_query(intent, r, device=False))
+    return cmat, qvec
 
 
 def _top(vals: np.ndarray, idx: np.ndarray | None, count: int) -> np.ndarray:
@@ -407,17 +416,19 @@ def retrieve(
     """
     n = cosine.shape[0]
     intent_i = T.intent_index(intent)
-    hours_to_event = prep.hours_to_event
     state, alive, alive_idx = prep.variant(config.untyped_expiry, config.overwrite)
     cos_raw = np.array(cosine, dtype=np.float64)  # a copy: clipped in place
     np.clip(cos_raw, 0.0, 1.0, out=cos_raw)
     cos = cos_raw
     rel = prep.related
     if rel is not None and config.propagation > 0 and config.ranker == "lifecycle" and len(rel[0]):
-        # per source row, the maximum of propagation x cos over its related rows (as np.maximum.at)
-        src, dst, starts = prep.related_groups()
+        # per source row, the maximum of propagation x cos over its related rows
+        src, dst = rel
         cos = cos_raw.copy()
-        cos[src] = np.maximum(cos_raw[src], np.maximum.reduceat(config.propagation * cos_raw[dst], starts))
+        linked = cos_raw[dst]
+        if config.propagation != 1.0:
+            linked *= config.propagation
+        np.maximum.at(cos, src, linked)  # one hop from cos_raw; max is exact in any order
     bm = np.asarray(bm25, dtype=np.float64)
     if alive_idx is None:
         bm_max = bm.max() if n else 0.0
@@ -446,7 +457,6 @@ def retrieve(
 
     # Stages 1-3: candidate generation (each: top count of its pool by its value, ties by row).
     found: list[tuple[str, np.ndarray]] = []
-    stages_sets = None
     if config.n_cosine > 0 and n:
         if alive_idx is None:
             found.append(("cosine", _top(cos, None, config.n_cosine)))
@@ -479,7 +489,7 @@ def retrieve(
     # Stage 5: staleness-aware distillation.
     if config.n_distill and n_cand > config.n_distill:
         if config.staleness_aware:
-            ok = admitted(state[cand], prep.numeric[cand], hours_to_event[cand], intent_i, config.score)
+            ok = prep.admitted_rows(config.untyped_expiry, config.overwrite, intent_i, config.score)[cand]
             order = np.lexsort((cand, -sig, -ok.astype(np.int64)))
         else:
             order = np.lexsort((cand, -sig))
@@ -488,20 +498,17 @@ def retrieve(
 
     # Stages 6-7: lifecycle filters and the blended log-score (frcore kernel).
     k = cand.size
-    cands, query = kernel_inputs(prep, cand, sig, state, intent_i, routing)
-    top = np.asarray(score_top_k_rows(_packed_params(params), pack_query(query), pack_candidates(cands), config.k, config.score))
-    values, order = top[0].tolist(), top[1].astype(np.int64).tolist()
-    terms_l = [(name, top[2 + i].astype(np.float64).tolist()) for i, name in enumerate(ScoreTerms._fields)]  # terms of the top k
+    cmat, qvec = kernel_inputs(prep, cand, sig, state, intent_i, routing)
+    top = np.asarray(score_top_k_rows(_packed_params(params), qvec, cmat, config.k, config.score))
+    # one row per ranked position: [value, candidate index, *terms] (float32 → Python float, exact)
+    ranked = [r for r in top.T.tolist() if math.isfinite(r[0]) and r[1] < k]
+    rows = cand[[int(r[1]) for r in ranked]]
+    sims = zip(cos_raw[rows].tolist(), cos[rows].tolist(), (bm[rows] / bm_max).tolist() if bm_max > 0 else [0.0] * rows.size)
+    stages_sets = [(name, set(found_rows.tolist())) for name, found_rows in found]
+    fields = ScoreTerms._fields
     out = []
-    for pos, (v, j) in enumerate(zip(values, order)):
-        if not math.isfinite(v) or j >= k:
-            continue
-        row = int(cand[j])
-        t = {name: arr[pos] for name, arr in terms_l}
-        t["sim_cosine"] = float(cos_raw[row])
-        t["sim_linked"] = float(cos[row])
-        t["sim_bm25"] = float(bm[row] / bm_max) if bm_max > 0 else 0.0
-        if stages_sets is None:
-            stages_sets = [(name, set(rows.tolist())) for name, rows in found]
-        out.append(Retrieved(row, v, t, tuple(name for name, rows in stages_sets if row in rows)))
-    return Retrieval(tuple(out), n_cand, k, cand, cands, query)
+    for r, row, (s_cos, s_linked, s_bm) in zip(ranked, rows.tolist(), sims):
+        t = dict(zip(fields, r[2:]))
+        t["sim_cosine"], t["sim_linked"], t["sim_bm25"] = s_cos, s_linked, s_bm
+        out.append(Retrieved(row, r[0], t, tuple(name for name, found_rows in stages_sets if row in found_rows)))
+    return Retrieval(tuple(out), n_cand, k, cand, cmat, qvec)

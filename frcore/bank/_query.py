@@ -20,6 +20,7 @@ the best category has weight 1; up to 5 categories scoring ≥ 0.15 are kept (SP
 from __future__ import annotations
 
 import functools
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
@@ -145,13 +146,13 @@ def _word_hits(word: str) -> tuple[int, ...]:
     return tuple(c for c, name in enumerate(CATEGORY_NAMES) if any(word.startswith(s) for s in CATEGORY_PROTOTYPES[name][1]))
 
 
-def _keyword_scores(text: str) -> np.ndarray:
+def _keyword_counts(text: str) -> list[int]:
     """Per category, the number of words of ``text`` that start with one of its stems."""
     counts = [0] * N_CATEGORIES
     for w in _WORD.findall(text.lower()):
         for c in _word_hits(w):
             counts[c] += 1
-    return np.array(counts, dtype=np.float64)
+    return counts
 
 
 @dataclass(frozen=True)
@@ -191,21 +192,37 @@ class Router:
             self._proto = np.asarray(embedder.embed(descs), dtype=np.float64)
 
     def raw_scores(self, text: str, query_vec: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-        hits = _keyword_scores(text)
-        top = hits.max()
-        kw = hits / top if top > 0 else hits
+        """(raw routing score per category, keyword hits, prototype cosine or None).
+
+        raw_c = KEYWORD_SHARE · hits_c / max(hits) + (1 − KEYWORD_SHARE) · (sim_c − min) / (max − min),
+        OTHER's similarity excluded. The eleven values are computed as Python floats (the same
+        IEEE double operations as the array form, which is kept for non-finite similarities).
+        """
+        counts = _keyword_counts(text)
+        hits = np.array(counts, dtype=np.float64)
+        top = max(counts)
+        kw = [h / top for h in counts] if top > 0 else [float(h) for h in counts]
         sim = None
         if self._proto is not None:
             v = np.asarray(query_vec if query_vec is not None else self.embedder.embed([text])[0], dtype=np.float64)
             sim = self._proto @ v
             sim[_OTHER] = -np.inf
-            finite = np.isfinite(sim)
-            lo, hi = np.min(sim[finite]), np.max(sim)
-            sim_n = np.where(finite, (sim - lo) / (hi - lo + 1e-12), 0.0)
-            raw = KEYWORD_SHARE * kw + (1 - KEYWORD_SHARE) * sim_n
+            s = sim.tolist()
+            rest = s[:_OTHER] + s[_OTHER + 1 :]
+            if all(math.isfinite(x) for x in rest):
+                lo, hi = min(rest), max(rest)
+                d = hi - lo + 1e-12
+                sim_n = [(x - lo) / d for x in s]
+                sim_n[_OTHER] = 0.0
+            else:  # the array form (NaN / inf similarities)
+                finite = np.isfinite(sim)
+                lo, hi = np.min(sim[finite]), np.max(sim)
+                sim_n = np.where(finite, (sim - lo) / (hi - lo + 1e-12), 0.0).tolist()
+            share = 1 - KEYWORD_SHARE
+            raw = [KEYWORD_SHARE * a + share * b for a, b in zip(kw, sim_n)]
         else:
             raw = kw
-        return raw, hits, sim
+        return np.array(raw, dtype=np.float64), hits, sim
 
     def route(self, text: str, query_vec: np.ndarray | None = None) -> Routing:
         """Routing weights for a query: rescaled to max 1, at most 5 categories ≥ 0.15 kept."""
@@ -232,16 +249,19 @@ class Router:
         return {CATEGORY_NAMES[c]: float(round(w, 6)) for c, w in enumerate(p) if w > 0}
 
 
-def _keep_top(raw: np.ndarray) -> np.ndarray:
-    w = np.zeros(N_CATEGORIES)
-    top = raw.max()
-    if top <= 0:
-        return w
-    scaled = raw / top
-    order = np.argsort(-scaled, kind="stable")[:ROUTING_MAX_CATEGORIES]
-    order = order[scaled[order] >= ROUTING_MIN_SCORE]
-    w[order] = scaled[order]
-    return w
+def _keep_top(raw) -> np.ndarray:
+    """Routing weights from raw scores: rescaled so the best is 1; the top
+    ROUTING_MAX_CATEGORIES (ties by category order) scoring ≥ ROUTING_MIN_SCORE kept, the rest 0."""
+    r = raw.tolist() if isinstance(raw, np.ndarray) else list(raw)
+    w = [0.0] * N_CATEGORIES
+    top = max(r)
+    if top <= 0 or any(x != x for x in r):  # none positive, or NaN (the array form keeps none)
+        return np.zeros(N_CATEGORIES)
+    scaled = [x / top for x in r]
+    for c in sorted(range(N_CATEGORIES), key=lambda c: -scaled[c])[:ROUTING_MAX_CATEGORIES]:  # stable
+        if scaled[c] >= ROUTING_MIN_SCORE:
+            w[c] = scaled[c]
+    return np.array(w, dtype=np.float64)
 
 
 def routing_from_categories(categories: Sequence[str] | Mapping[str, float]) -> Routing:
