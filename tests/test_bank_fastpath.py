@@ -245,3 +245,19 @@ def test_routing_scalar_form_equals_the_array_form(data):
     np.testing.assert_array_equal(h, hits)
     assert raw.tobytes() == raw_ref.tobytes() or np.array_equal(raw, raw_ref, equal_nan=True)
     assert w.tobytes() == w_ref.tobytes(), (w, w_ref)
+
+
+FRAGMENTS = ["used to", "before switching", "upcoming", "still planning", "decided against", "tell me about", "how has it changed",
+             "over time", "previous", "next week", "free time", "is she pursuing", "the", "dog", "flight", "Used To", "will attend", "job"]
+
+
+@settings(max_examples=300)
+@given(st.lists(st.sampled_from(FRAGMENTS), max_size=6))
+def test_intent_prefilter_equals_the_rule_loop(parts):
+    """infer_intent's one-scan prefilter changes nothing: the first matching rule in order wins."""
+    from frcore.bank._query import INTENT_RULES, infer_intent
+
+    text = " ".join(parts)
+    expect = next(((i, n) for i, n, p in INTENT_RULES if p.search(text)), ("current", "default"))
+    d = infer_intent(text)
+    assert (d.intent, d.rule) == expect

@@ -260,7 +260,7 @@ class Prepared:
         self.related = related
         self._variants: dict[tuple[bool, bool], tuple] = {}
         self._kernel_table: np.ndarray | bool | None = None
-        self._admitted: dict[tuple, np.ndarray] = {}
+        self._admitted: dict[tuple, np.ndarray | bool] = {}  # admitted masks and state checks per variant
 
     @property
     def ages(self) -> np.ndarray:
@@ -293,6 +293,14 @@ class Prepared:
                 alive &= overwrite_keep(state, self.slots, self.said_at_h)
             v = self._variants[key] = (state, alive, None if alive.all() else np.flatnonzero(alive))
         return v
+
+    def states_valid(self, untyped_expiry: bool, overwrite: bool) -> bool:
+        """Whether every state of a lifecycle variant is a valid state index (cached)."""
+        key = ("states", untyped_expiry, overwrite)
+        ok = self._admitted.get(key)
+        if ok is None:
+            ok = self._admitted[key] = _state_ok(self.variant(untyped_expiry, overwrite)[0])
+        return ok
 
     def admitted_rows(self, untyped_expiry: bool, overwrite: bool, intent: int, config: ScoreConfig) -> np.ndarray:
         """:func:`admitted` over every row of a lifecycle variant, for one intent (cached: it
@@ -351,17 +359,19 @@ _PAD_ROW[_COL["weights"] + N_CATEGORIES - 1] = 1.0
 _PAD_ROW[_COL["confidence"]] = 1.0
 
 
-def kernel_inputs(prep: Prepared, cand: np.ndarray, sim: np.ndarray, state: np.ndarray, intent: int, routing: np.ndarray):
+def kernel_inputs(prep: Prepared, cand: np.ndarray, sim: np.ndarray, state: np.ndarray, intent: int, routing: np.ndarray, states_valid: bool = False):
     """(candidates (F, bucket), query (1 + C,)) as float32 host arrays in the packed layout,
     equal to ``pack_candidates(make_candidates(..., pad_to=bucket_size(k)))`` and
     ``pack_query(make_query(...))`` for these rows. The per-row checks were done once per
     snapshot (:meth:`Prepared.kernel_table`), so only the query's own values are checked here;
-    anything that would not pass goes through make_candidates / make_query, which raise as before."""
+    anything that would not pass goes through make_candidates / make_query, which raise as before.
+    ``states_valid``: every entry of ``state`` is known to be a valid state index (checked once
+    per snapshot variant by :meth:`Prepared.states_valid`)."""
     k = cand.size
     table = prep.kernel_table()
     st = state[cand]
     m = bucket_size(k)
-    if table is None or not bool(np.isfinite(sim).all()) or not _state_ok(st):
+    if table is None or not bool(np.isfinite(sim).all()) or not (states_valid or _state_ok(st)):
         cmat = pack_candidates(make_candidates(
             sim=np.clip(sim, 0.0, 1.0), weights=prep.weights[cand], ages=prep.ages[cand], state=st,
             hours_to_event=prep.hours_to_event[cand], confidence=prep.confidence[cand], numeric=prep.numeric[cand],
@@ -387,15 +397,36 @@ def kernel_inputs(prep: Prepared, cand: np.ndarray, sim: np.ndarray, state: np.n
 def _top(vals: np.ndarray, idx: np.ndarray | None, count: int) -> np.ndarray:
     """The ``count`` rows with the largest values, ties by row (ascending): ``vals`` are the
     values of rows ``idx`` (``None``: of every row, ``vals`` indexed by row). A partial
-    selection first when the pool is large; ties at the cut are kept and resolved by row."""
-    neg = -vals
-    if neg.shape[0] > 4 * count:
+    selection first when the pool is large: every value ≥ the count-th largest is kept (ties
+    at the cut resolved by row); a NaN threshold (NaN values) falls back to ordering by −value."""
+    n = vals.shape[0]
+    if n > 4 * count:
+        thr = np.partition(vals, n - count)[n - count]
+        if thr == thr:
+            keep = np.flatnonzero(vals >= thr)
+            idx = keep if idx is None else idx[keep]
+            return idx[np.lexsort((idx, -vals[keep]))][:count]
+        neg = -vals
         keep = np.flatnonzero(neg <= np.partition(neg, count - 1)[count - 1])
         idx = keep if idx is None else idx[keep]
         neg = neg[keep]
-    elif idx is None:
-        idx = np.arange(neg.shape[0])
+    else:
+        neg = -vals
+        if idx is None:
+            idx = np.arange(n)
     return idx[np.lexsort((idx, neg))][:count]
+
+
+def _union(parts: list[np.ndarray]) -> np.ndarray:
+    """Sorted distinct rows of the stages' results (``np.unique`` of their concatenation)."""
+    c = np.concatenate(parts) if len(parts) > 1 else parts[0].copy()
+    c.sort()
+    if c.size < 2:
+        return c
+    first = np.empty(c.size, dtype=bool)
+    first[0] = True
+    np.not_equal(c[1:], c[:-1], out=first[1:])
+    return c[first]
 
 
 def retrieve(
@@ -482,7 +513,7 @@ def retrieve(
     # Stage 4: dedup (a row found by several stages appears once, with every stage recorded).
     if not found:
         return Retrieval((), 0, 0)
-    cand = np.unique(np.concatenate([rows for _, rows in found])) if len(found) > 1 else np.sort(found[0][1])
+    cand = _union([rows for _, rows in found])
     n_cand = cand.size
     sig = sigma(cand)
 
@@ -498,7 +529,7 @@ def retrieve(
 
     # Stages 6-7: lifecycle filters and the blended log-score (frcore kernel).
     k = cand.size
-    cmat, qvec = kernel_inputs(prep, cand, sig, state, intent_i, routing)
+    cmat, qvec = kernel_inputs(prep, cand, sig, state, intent_i, routing, prep.states_valid(config.untyped_expiry, config.overwrite))
     top = np.asarray(score_top_k_rows(_packed_params(params), qvec, cmat, config.k, config.score))
     # one row per ranked position: [value, candidate index, *terms] (float32 → Python float, exact)
     ranked = [r for r in top.T.tolist() if math.isfinite(r[0]) and r[1] < k]
