@@ -261,3 +261,22 @@ def test_intent_prefilter_equals_the_rule_loop(parts):
     expect = next(((i, n) for i, n, p in INTENT_RULES if p.search(text)), ("current", "default"))
     d = infer_intent(text)
     assert (d.intent, d.rule) == expect
+
+
+@settings(max_examples=400)
+@given(st.data())
+def test_top_equals_a_full_sort(data):
+    """_top (partial selection, ties filled in row order) = the first ``count`` of a full
+    stable sort by (−value, row), for pools with many ties, zeros of both signs and subsets."""
+    from frcore.bank._pipeline import _top
+
+    n = data.draw(st.integers(1, 300))
+    count = data.draw(st.integers(1, 40))
+    pool = st.sampled_from([0.0, -0.0, 0.25, 0.5, 1.0]) if data.draw(st.booleans()) else st.floats(-1, 1, allow_nan=False)
+    vals = np.array(data.draw(st.lists(pool, min_size=n, max_size=n)), dtype=np.float64)
+    idx = None
+    if data.draw(st.booleans()):
+        idx = np.sort(np.array(sorted(data.draw(st.sets(st.integers(0, 10_000), min_size=n, max_size=n))), dtype=np.int64))
+    rows = np.arange(n) if idx is None else idx
+    expect = rows[np.lexsort((rows, -vals))][:count]
+    np.testing.assert_array_equal(_top(vals, idx, count), expect)

@@ -396,16 +396,21 @@ def kernel_inputs(prep: Prepared, cand: np.ndarray, sim: np.ndarray, state: np.n
 
 def _top(vals: np.ndarray, idx: np.ndarray | None, count: int) -> np.ndarray:
     """The ``count`` rows with the largest values, ties by row (ascending): ``vals`` are the
-    values of rows ``idx`` (``None``: of every row, ``vals`` indexed by row). A partial
-    selection first when the pool is large: every value ≥ the count-th largest is kept (ties
-    at the cut resolved by row); a NaN threshold (NaN values) falls back to ordering by −value."""
+    values of rows ``idx`` (ascending; ``None``: of every row, ``vals`` indexed by row).
+
+    When the pool is large, a partial selection: every row above the count-th largest value is
+    in, ordered by (−value, row); rows equal to it fill the rest in row order (a bank often has
+    hundreds of rows tied at one value, e.g. cosine clipped to 0). A NaN threshold (NaN values)
+    falls back to ordering by −value."""
     n = vals.shape[0]
     if n > 4 * count:
         thr = np.partition(vals, n - count)[n - count]
         if thr == thr:
-            keep = np.flatnonzero(vals >= thr)
-            idx = keep if idx is None else idx[keep]
-            return idx[np.lexsort((idx, -vals[keep]))][:count]
+            above = np.flatnonzero(vals > thr)
+            above = above[np.lexsort((above, -vals[above]))]
+            tied = np.flatnonzero(vals == thr)[: count - above.size]
+            pos = np.concatenate([above, tied])
+            return pos if idx is None else idx[pos]
         neg = -vals
         keep = np.flatnonzero(neg <= np.partition(neg, count - 1)[count - 1])
         idx = keep if idx is None else idx[keep]
