@@ -28,7 +28,7 @@ TARGET_MS = {1000: 0.5, 20000: 2.0, 100000: 10.0}
 QUERIES = ("what is the latest about topic 42", "any upcoming obligations this week", "which slot changed recently", "synthetic fact about topic 7")
 
 
-def measure_size(n: int, repeats: int = 50, dim: int = 384) -> dict:
+def measure_size(n: int, repeats: int = 200, dim: int = 384) -> dict:
     """Build an n-edge bank (hash-{dim} embedder) and time ingest and queries in this process."""
     from .._runtime import cpu_dispatch_mode
     from ._bank import Bank
