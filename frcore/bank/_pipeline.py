@@ -384,13 +384,12 @@ def kernel_inputs(prep: Prepared, cand: np.ndarray, sim: np.ndarray, state: np.n
         rows[:k, _COL["state"]] = st
         rows[k:] = _PAD_ROW
         cmat = np.ascontiguousarray(rows.T)
-    r = np.clip(np.asarray(routing, dtype=np.float64), 0.0, 1.0)
-    if r.shape == (N_CATEGORIES,) and bool(np.isfinite(r).all()):
-        qvec = np.empty(1 + N_CATEGORIES, dtype=np.float32)
-        qvec[0] = intent
-        qvec[1:] = r
+    r = np.asarray(routing, dtype=np.float64)
+    rl = r.tolist() if r.shape == (N_CATEGORIES,) else None
+    if rl is not None and all(0.0 <= x <= 1.0 for x in rl):  # in range (so finite): clipping changes nothing
+        qvec = np.array([intent, *rl], dtype=np.float32)
     else:
-        qvec = pack_query(make_query(intent, r, device=False))
+        qvec = pack_query(make_query(intent, np.clip(r, 0.0, 1.0), device=False))
     return cmat, qvec
 
 
@@ -508,8 +507,9 @@ def retrieve(
                 idx = idx[alive[idx]]
             if idx.size:
                 found.append(("bm25", _top(bm[idx], idx, config.n_bm25)))
-    if config.n_forced and config.score.routing and routing.max() > 0:
-        idx = prep.rows_of_primary(int(np.argmax(routing)))
+    top_routed = max(range(routing.shape[0]), key=routing.item) if routing.shape[0] else 0  # first maximum, as argmax
+    if config.n_forced and config.score.routing and routing.shape[0] and routing.item(top_routed) > 0:
+        idx = prep.rows_of_primary(top_routed)
         if alive_idx is not None:
             idx = idx[alive[idx]]
         if idx.size:

@@ -172,7 +172,7 @@ class Routing:
     given: bool = False
 
     def as_dict(self) -> dict[str, float]:
-        return {CATEGORY_NAMES[c]: float(w) for c, w in enumerate(self.weights) if w > 0}
+        return {CATEGORY_NAMES[c]: w for c, w in enumerate(np.asarray(self.weights, dtype=np.float64).tolist()) if w > 0}
 
     @property
     def top(self) -> int | None:
