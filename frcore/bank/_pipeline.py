@@ -403,15 +403,19 @@ def _top(vals: np.ndarray, idx: np.ndarray | None, count: int) -> np.ndarray:
     falls back to ordering by −value."""
     n = vals.shape[0]
     if n > 4 * count:
-        thr = np.partition(vals, n - count)[n - count]
-        if thr == thr:
+        # the count-th largest by selecting the count-th smallest of −vals: NumPy's introselect
+        # at a kth near the top of an array of few distinct values (cosine clipped to 0) took
+        # 15x longer (0.36 vs 0.024 ms at 20k) than near the bottom
+        neg = -vals
+        neg_thr = np.partition(neg, count - 1)[count - 1]
+        if neg_thr == neg_thr:
+            thr = -neg_thr
             above = np.flatnonzero(vals > thr)
-            above = above[np.lexsort((above, -vals[above]))]
+            above = above[np.lexsort((above, neg[above]))]
             tied = np.flatnonzero(vals == thr)[: count - above.size]
             pos = np.concatenate([above, tied])
             return pos if idx is None else idx[pos]
-        neg = -vals
-        keep = np.flatnonzero(neg <= np.partition(neg, count - 1)[count - 1])
+        keep = np.flatnonzero(neg <= neg_thr)
         idx = keep if idx is None else idx[keep]
         neg = neg[keep]
     else:
