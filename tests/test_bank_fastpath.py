@@ -280,3 +280,33 @@ def test_top_equals_a_full_sort(data):
     rows = np.arange(n) if idx is None else idx
     expect = rows[np.lexsort((rows, -vals))][:count]
     np.testing.assert_array_equal(_top(vals, idx, count), expect)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.data())
+def test_retrieve_float32_cosines_equal_float64(data):
+    """retrieve selects over float32 cosines in float32 (σ in float64 from the selected rows):
+    the results are those of the same cosines given as float64, ties and propagation included."""
+    from frcore import default_params
+    from frcore.bank._pipeline import retrieve
+
+    n = data.draw(st.integers(1, 200))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    w = rng.dirichlet(np.ones(11), size=n)
+    slots = [None if rng.random() < 0.5 else f"s{rng.integers(0, max(1, n // 4))}" for _ in range(n)]
+    said = rng.uniform(0, 1000, n).round()
+    prep = Prepared(
+        weights=w, said_at_h=said, event_h=np.where(rng.random(n) < 0.3, rng.uniform(0, 2000, n), np.nan),
+        state=rng.integers(0, len(State), n), confidence=rng.choice([0.4, 1.0], n), numeric=rng.random(n) < 0.1,
+        slots=slots, eligible=np.ones(n, bool), at_h=1000.0,
+        related=related_pairs(slots, said, [{}] * n, {}),
+    )
+    cos32 = rng.choice(np.array([-0.2, 0.0, 0.3, 0.3, 0.7], np.float32), n) if data.draw(st.booleans()) else rng.uniform(-0.3, 1, n).astype(np.float32)
+    bm = rng.choice([0.0, 1.5, 2.0], n)
+    routing = np.zeros(11)
+    routing[rng.integers(0, 11)] = 1.0
+    config = PipelineConfig(propagation=data.draw(st.sampled_from([0.0, 0.5, 1.0])), ranker=data.draw(st.sampled_from(["lifecycle", "cosine"])))
+    kw = dict(bm25=bm, routing=routing, intent=data.draw(st.sampled_from(["current", "historical"])), params=default_params(), config=config)
+    a, b = retrieve(prep, cosine=cos32, **kw), retrieve(prep, cosine=cos32.astype(np.float64), **kw)
+    assert a.results == b.results
+    assert a.n_candidates == b.n_candidates and a.n_distilled == b.n_distilled

@@ -456,11 +456,15 @@ def retrieve(
     n = cosine.shape[0]
     intent_i = T.intent_index(intent)
     state, alive, alive_idx = prep.variant(config.untyped_expiry, config.overwrite)
-    cos_raw = np.array(cosine, dtype=np.float64)  # a copy: clipped in place
-    np.clip(cos_raw, 0.0, 1.0, out=cos_raw)
-    cos = cos_raw
     rel = prep.related
-    if rel is not None and config.propagation > 0 and config.ranker == "lifecycle" and len(rel[0]):
+    propagate = rel is not None and config.propagation > 0 and config.ranker == "lifecycle" and len(rel[0])
+    # float32 cosines (an embedder's) stay float32 while rows are selected over the whole bank:
+    # clipping, maxima and orderings are exact in either width, and every σ is computed in
+    # float64 from the selected rows (half the memory traffic over n rows; results identical)
+    work = np.float32 if (np.asarray(cosine).dtype == np.float32 and not (propagate and config.propagation != 1.0)) else np.float64
+    cos_raw = np.clip(np.asarray(cosine, dtype=work), 0.0, 1.0)
+    cos = cos_raw
+    if propagate:
         # per source row, the maximum of propagation x cos over its related rows
         src, dst = rel
         cos = cos_raw.copy()
@@ -479,7 +483,7 @@ def retrieve(
         return bm[rows] / bm_max if bm_max > 0 else np.zeros(rows.shape[0])
 
     def sigma(rows: np.ndarray) -> np.ndarray:
-        return (1.0 - hw) * cos[rows] + hw * bm_n(rows)
+        return (1.0 - hw) * cos[rows].astype(np.float64) + hw * bm_n(rows)
 
     # Flat baselines: one similarity, no lifecycle stage.
     if config.ranker in ("cosine", "bm25"):
