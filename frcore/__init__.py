@@ -66,6 +66,7 @@ from ._packed import (
     pack_query as pack_query,
     score_packed as score_packed,
     score_top_k_packed as score_top_k_packed,
+    score_top_k_rows as score_top_k_rows,
 )
 from ._runtime import cpu_dispatch_mode as cpu_dispatch_mode, prefer_sync_cpu_dispatch as prefer_sync_cpu_dispatch
 from ._validate import (

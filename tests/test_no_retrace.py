@@ -126,7 +126,7 @@ def test_packed_path_second_call_with_new_values_does_not_recompile():
     def packed(seed):
         return fr.pack_params(_params(seed)), fr.pack_query(_query(seed)), fr.pack_candidates(_cands(seed, 11, 16))
 
-    for fn, kw in ((fr.score_top_k_packed, {}), (fr.score_top_k_packed, {"with_terms": True}), (score_top_k_rows, {})):
+    for fn, kw in ((fr.score_top_k_packed, {}), (fr.score_top_k_packed, {"with_terms": True}), (score_top_k_rows, {}), (score_top_k_rows, {"with_terms": False})):
         first = jax.block_until_ready(fn(*packed(5), 10, **kw))
         size = fn._cache_size()
         with count_compiles() as n:

@@ -75,3 +75,10 @@ def test_score_top_k_rows_is_score_top_k_packed_stacked(p, q, c, k):
     np.testing.assert_array_equal(rows[1].astype(np.int64), np.asarray(order))
     for i, t in enumerate(terms):
         np.testing.assert_array_equal(rows[2 + i], np.asarray(t, dtype=np.float32), err_msg=fr.ScoreTerms._fields[i])
+    # without terms: score_top_k_packed's (values, indices), stacked (another executable than the
+    # one with terms, so compared with it, not with rows[:2]: XLA may fuse the two differently)
+    short = np.asarray(score_top_k_rows(*args, k, with_terms=False))
+    v2, o2 = fr.score_top_k_packed(*args, k)
+    assert short.shape == (2, np.asarray(o2).size)
+    np.testing.assert_array_equal(short[0], np.asarray(v2))
+    np.testing.assert_array_equal(short[1].astype(np.int64), np.asarray(o2))
