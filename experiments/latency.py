@@ -20,7 +20,9 @@ three inputs — what any single jitted call costs on this machine before it com
 
 The CPU dispatch mode is recorded (``machine.cpu_dispatch``): ``fr`` runs JAX computations
 inline on the calling thread (:func:`frcore.prefer_sync_cpu_dispatch`); ``FR_ASYNC_DISPATCH=1``
-keeps JAX's default hand-off to a worker thread, for comparison.
+keeps JAX's default hand-off to a worker thread. The mode is fixed per process, so the jitted
+rows (``jax``, ``jax_from_numpy``, the floor) are measured again in a child process in the other
+mode, in the same run (``other_dispatch``: ``{"cpu_dispatch", "results", "dispatch_floor"}``).
 
 Candidates are padded to :func:`frcore.bucket_size` (k), so a sweep over k compiles once per
 bucket; compilations are counted, and their time summed, with JAX's own compile events, and
@@ -37,6 +39,8 @@ import heapq
 import json
 import os
 import platform
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -46,6 +50,7 @@ import numpy as np
 
 import frcore
 from frcore import reference as ref
+from frcore._runtime import ASYNC_ENV
 
 PAPER = {"median_us_k20": 47, "slope_ns": 1960}
 IMPLS = ("jax", "jax_from_numpy", "numpy", "python")
@@ -123,6 +128,54 @@ def _timeit(fn, *, min_reps: int = 5, max_reps: int = 2000, budget_s: float = 0.
     return float(np.median(times) * 1e6)
 
 
+def _jitted_rows(k, fused, floor, pv, qv, cm, q_np, c_np, budget: float) -> tuple[dict, float]:
+    """({"jax": μs, "jax_from_numpy": μs}, dispatch floor μs) at one k (compiled already)."""
+    reps = 200 if k >= 10_000 else 2000
+    row = {"jax": _timeit(lambda: _ready(fused(pv, qv, cm)), budget_s=budget, max_reps=reps)}
+    # from NumPy: the validated field arrays are packed and transferred on every call
+    row["jax_from_numpy"] = _timeit(lambda: _ready(fused(pv, frcore.pack_query(q_np), frcore.pack_candidates(c_np))), budget_s=budget, max_reps=reps)
+    return row, _timeit(lambda: _ready(floor(pv, qv, cm)), budget_s=budget, max_reps=reps)
+
+
+def measure_jitted(ks: list[int], quick: bool = False) -> dict:
+    """The jitted rows alone (``jax``, ``jax_from_numpy``, dispatch floor) over ``ks``, in this
+    process's CPU dispatch mode: what :func:`run_latency` runs in a child process to put the
+    other mode beside its own."""
+    budget = 0.1 if quick else 0.3
+    pv = jax.device_put(frcore.pack_params(frcore.default_params()))
+    fused, floor = jax.jit(_fused), jax.jit(_floor)
+    results, floors = [], []
+    for k in ks:
+        raw, routing = _raw_inputs(k)
+        q_np = frcore.make_query("current", routing, device=False)
+        c_np = frcore.make_candidates(**raw, pad_to=frcore.bucket_size(k), device=False)
+        qv, cm = jax.device_put((frcore.pack_query(q_np), frcore.pack_candidates(c_np)))
+        _ready(fused(pv, qv, cm))
+        _ready(floor(pv, qv, cm))
+        row, floor_us = _jitted_rows(k, fused, floor, pv, qv, cm, q_np, c_np, budget)
+        results += [{"impl": impl, "k": k, "median_us": v} for impl, v in row.items()]
+        floors.append({"k": k, "median_us": floor_us})
+    return {"cpu_dispatch": frcore.cpu_dispatch_mode(), "results": results, "dispatch_floor": floors}
+
+
+def _other_dispatch(ks: list[int], quick: bool) -> dict:
+    """:func:`measure_jitted` in a child process run in the other CPU dispatch mode."""
+    env = dict(os.environ)
+    if frcore.cpu_dispatch_mode() == "sync":
+        env[ASYNC_ENV] = "1"
+    else:
+        env.pop(ASYNC_ENV, None)
+    code = (
+        "import json, frcore; frcore.prefer_sync_cpu_dispatch(); from experiments.latency import measure_jitted; "
+        f"print(json.dumps(measure_jitted({list(ks)!r}, quick={bool(quick)})))"
+    )
+    root = Path(__file__).resolve().parent.parent
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=root, timeout=1800)
+    if out.returncode != 0:
+        raise RuntimeError(f"fr latency: the other-dispatch child failed: {out.stderr[-2000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
 def _slope_ns(points: list[tuple[int, float]]) -> float | None:
     """Least-squares slope of median μs on k, in ns per candidate."""
     if len(points) < 2:
@@ -131,8 +184,10 @@ def _slope_ns(points: list[tuple[int, float]]) -> float | None:
     return float(np.polyfit(k, t, 1)[0] * 1e3)
 
 
-def run_latency(quick: bool = False, ks: list[int] | None = None, log=print) -> dict:
-    """Measure every implementation over ``ks`` (default: the full or quick grid); see module doc."""
+def run_latency(quick: bool = False, ks: list[int] | None = None, log=print, other_dispatch: bool = True) -> dict:
+    """Measure every implementation over ``ks`` (default: the full or quick grid); see module doc.
+    ``other_dispatch``: also measure the jitted rows in a child process in the other CPU
+    dispatch mode (``other_dispatch`` key of the result)."""
     ks = sorted({int(k) for k in (ks or (QUICK_KS if quick else FULL_KS))})
     if not ks or ks[0] < 1:
         raise ValueError(f"ks: candidate counts must be ≥ 1, got {ks}")
@@ -165,15 +220,8 @@ def run_latency(quick: bool = False, ks: list[int] | None = None, log=print) -> 
                 n_floor = counted["compiles"]
                 jax.block_until_ready(floor(pv, qv, cm))
                 before += counted["compiles"] - n_floor  # the floor's own compile is not the kernel's
-            heavy = k >= 10_000
-            reps = 200 if heavy else 2000
-            row = {}
-            row["jax"] = _timeit(lambda: _ready(fused(pv, qv, cm)), budget_s=budget, max_reps=reps)
-            # from NumPy: the validated field arrays are packed and transferred on every call
-            row["jax_from_numpy"] = _timeit(
-                lambda: _ready(fused(pv, frcore.pack_query(q_np), frcore.pack_candidates(c_np))), budget_s=budget, max_reps=reps
-            )
-            dispatch_floor.append({"k": k, "median_us": _timeit(lambda: _ready(floor(pv, qv, cm)), budget_s=budget, max_reps=reps)})
+            row, floor_us = _jitted_rows(k, fused, floor, pv, qv, cm, q_np, c_np, budget)
+            dispatch_floor.append({"k": k, "median_us": floor_us})
             sweep_compiles += counted["compiles"] - before
             if k <= cap["numpy"]:
                 c_k = frcore.Candidates(*(x[:k] for x in c_np))
@@ -211,8 +259,13 @@ def run_latency(quick: bool = False, ks: list[int] | None = None, log=print) -> 
     compile_s += time.perf_counter() - t0
     t_batch = _timeit(lambda: _ready(batched(params, Q, Cs)), budget_s=budget * 2, max_reps=200) * 1e-6
 
+    other = None
+    if other_dispatch:
+        log("the jitted rows again in a child process, in the other CPU dispatch mode …")
+        other = _other_dispatch(ks, quick)
     return {
         "results": results,
+        "other_dispatch": other,
         "slope_ns": slope,
         "batched": {"B": B, "k": kb, "scores_per_s": float(B * kb / t_batch)},
         "compile_s": float(compile_s),
@@ -248,6 +301,10 @@ def write_figure(res: dict, path: str | Path) -> Path:
         if pts:
             s = res["slope_ns"].get(impl)
             ax.plot(*zip(*pts), marker="o", label=impl + (f" ({s:,.0f} ns/cand.)" if s is not None else ""))
+    other = res.get("other_dispatch")
+    if other:
+        pts = sorted((r["k"], r["median_us"]) for r in other["results"] if r["impl"] == "jax")
+        ax.plot(*zip(*pts), linestyle="--", color="gray", label=f"jax, {other['cpu_dispatch']} CPU dispatch")
     ax.scatter([20], [PAPER["median_us_k20"]], marker="*", s=160, color="k", zorder=5, label="paper: 47 μs at k=20")
     ax.set(xscale="log", yscale="log", xlabel="k (scored candidate edges)", ylabel="median latency (μs)",
            title="Lifecycle-layer latency vs k")
@@ -281,6 +338,13 @@ def run_cli(args) -> int:
     floor20 = [d["median_us"] for d in res["dispatch_floor"] if d["k"] == 20]
     if floor20:
         print(f"dispatch floor at k=20 (trivial executable, same inputs): {floor20[0]:,.1f} μs")
+    other = res.get("other_dispatch")
+    if other:
+        o20 = {r["impl"]: r["median_us"] for r in other["results"] if r["k"] == 20}
+        f20 = [d["median_us"] for d in other["dispatch_floor"] if d["k"] == 20]
+        if o20:
+            print(f"{other['cpu_dispatch']} CPU dispatch (child process), k=20: " + ", ".join(f"{i} {v:,.1f} μs" for i, v in o20.items())
+                  + (f", dispatch floor {f20[0]:,.1f} μs" if f20 else ""))
     b = res["batched"]
     print(f"batched B={b['B']} x k={b['k']}: {b['scores_per_s']:.3g} scores/s; "
           f"compile {res['compile_s']:.2f} s (apart); {res['compilations']} compilations in the k sweep "

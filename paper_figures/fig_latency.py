@@ -38,6 +38,10 @@ def make(results_dir: str | Path, out_dir: str | Path) -> list[Path]:
         s = slopes.get(impl)
         lab = impl + (f" (slope {float(s):.0f} ns/cand.)" if isinstance(s, (int, float)) else "")
         ax.plot(k, t, "o-", label=lab)
+    other = d.get("other_dispatch") or {}
+    pts = sorted((float(r["k"]), float(r["median_us"])) for r in other.get("results", []) if r.get("impl") == "jax")
+    if pts:
+        ax.plot(*np.array(pts).T, ":", color="gray", label=f"jax, {other.get('cpu_dispatch', 'other')} CPU dispatch")
     kmin = min(k for pts in by_impl.values() for k, _ in pts)
     kmax = max(k for pts in by_impl.values() for k, _ in pts)
     kk = np.geomspace(min(kmin, 20), max(kmax, 20), 100)
