@@ -32,11 +32,10 @@ Our choices where the paper is silent (documented, not the paper's):
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import NamedTuple, Sequence
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from .. import _types as T
