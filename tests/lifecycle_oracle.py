@@ -20,18 +20,8 @@ def derive_states_loop(
     at: datetime,
     transitions: Iterable[Transition | Mapping[str, Any]] = (),
 ) -> np.ndarray:
-    """Lifecycle state of every edge as of valid time ``at`` (module docstring for the rules).
-
-    Args:
-      edges: validated fact edges, in insertion order (the tie-break for equal ``said_at``);
-        ids must be unique.
-      at: the valid time (naive UTC, or aware — converted).
-      transitions: lifecycle transitions (only ``retract`` ones with ``effective_at ≤ at``
-        matter).
-
-    Returns:
-      (n,) int64 array of :class:`frcore.State` values, ``-1`` for edges said after ``at``.
-    """
+    """The loop :func:`frcore.bank._lifecycle.derive_states` replaced, kept as its oracle: same
+    arguments, same (n,) int64 result (``-1`` for edges said after ``at``)."""
     at = to_utc_naive(at, "at", "derive_states", None)
     n = len(edges)
     index: dict[str, int] = {}
