@@ -229,8 +229,11 @@ def test_routing_scalar_form_equals_the_array_form(data):
     with_proto = data.draw(st.booleans())
     v = None
     if with_proto:
-        router._proto = np.array(data.draw(st.lists(st.lists(values, min_size=d, max_size=d), min_size=11, max_size=11)))
         special = st.sampled_from([np.nan, np.inf, -np.inf])
+        row = st.lists(values, min_size=d, max_size=d)
+        if data.draw(st.booleans()):  # some prototype rows non-finite: NaN / inf beside finite similarities
+            row = st.one_of(row, st.lists(st.one_of(values, special), min_size=d, max_size=d))
+        router._proto = np.array(data.draw(st.lists(row, min_size=11, max_size=11)))
         v = np.array(data.draw(st.lists(st.one_of(values, special) if data.draw(st.booleans()) else values, min_size=d, max_size=d)))
     hits = np.array(Q._keyword_counts(text), dtype=np.float64)
     with np.errstate(all="ignore"):

@@ -259,7 +259,8 @@ class Prepared:
         self.related = related
         self._variants: dict[tuple[bool, bool], tuple] = {}
         self._kernel_table: np.ndarray | bool | None = None
-        self._admitted: dict[tuple, np.ndarray | bool] = {}  # admitted masks and state checks per variant
+        self._admitted: dict[tuple, np.ndarray] = {}  # admitted mask per (variant, intent, switches)
+        self._states_valid: dict[tuple, bool] = {}  # state indices in range, per variant
 
     @property
     def ages(self) -> np.ndarray:
@@ -295,10 +296,10 @@ class Prepared:
 
     def states_valid(self, untyped_expiry: bool, overwrite: bool) -> bool:
         """Whether every state of a lifecycle variant is a valid state index (cached)."""
-        key = ("states", untyped_expiry, overwrite)
-        ok = self._admitted.get(key)
+        key = (untyped_expiry, overwrite)
+        ok = self._states_valid.get(key)
         if ok is None:
-            ok = self._admitted[key] = _state_ok(self.variant(untyped_expiry, overwrite)[0])
+            ok = self._states_valid[key] = _state_ok(self.variant(untyped_expiry, overwrite)[0])
         return ok
 
     def admitted_rows(self, untyped_expiry: bool, overwrite: bool, intent: int, config: ScoreConfig) -> np.ndarray:

@@ -202,8 +202,8 @@ class Router:
         """(raw routing score per category, keyword hits, prototype cosine or None).
 
         raw_c = KEYWORD_SHARE · hits_c / max(hits) + (1 − KEYWORD_SHARE) · (sim_c − min) / (max − min),
-        OTHER's similarity excluded. The eleven values are computed as Python floats (the same
-        IEEE double operations as the array form, which is kept for non-finite similarities).
+        OTHER's similarity excluded (non-finite similarities count 0). The eleven values are
+        Python floats: the same IEEE double operations as the array form, fewer NumPy calls.
         """
         counts = _keyword_counts(text)
         hits = np.array(counts, dtype=np.float64)
@@ -215,16 +215,10 @@ class Router:
             sim = self._proto @ v
             sim[_OTHER] = -np.inf
             s = sim.tolist()
-            rest = s[:_OTHER] + s[_OTHER + 1 :]
-            if all(math.isfinite(x) for x in rest):
-                lo, hi = min(rest), max(rest)
-                d = hi - lo + 1e-12
-                sim_n = [(x - lo) / d for x in s]
-                sim_n[_OTHER] = 0.0
-            else:  # the array form (NaN / inf similarities)
-                finite = np.isfinite(sim)
-                lo, hi = np.min(sim[finite]), np.max(sim)
-                sim_n = np.where(finite, (sim - lo) / (hi - lo + 1e-12), 0.0).tolist()
+            lo = min(x for x in s if math.isfinite(x))  # ValueError when no similarity is finite
+            hi = math.nan if any(x != x for x in s) else max(s)  # as np.max: NaN wins
+            d = hi - lo + 1e-12
+            sim_n = [(x - lo) / d if math.isfinite(x) else 0.0 for x in s]
             share = 1 - KEYWORD_SHARE
             raw = [KEYWORD_SHARE * a + share * b for a, b in zip(kw, sim_n)]
         else:
