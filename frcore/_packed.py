@@ -34,7 +34,9 @@ ROWS: tuple[tuple[str, int], ...] = (
     ("state", 1), ("confidence", 1), ("numeric", 1), ("valid", 1),
 )
 N_FEATURES = sum(n for _, n in ROWS)
-_START = dict(zip((name for name, _ in ROWS), np.cumsum([0] + [n for _, n in ROWS])[:-1].tolist()))
+#: first row of each field in the packed candidate matrix
+ROW_START: dict[str, int] = dict(zip((name for name, _ in ROWS), np.cumsum([0] + [n for _, n in ROWS])[:-1].tolist()))
+
 #: vmap axes of the unpacked (feature-major) candidates: weights and ages carry k last
 _AXES = Candidates(*(1 if n > 1 else 0 for _, n in ROWS))
 _PARAM_SIZES = {"rates": C, "alpha": C, "floors": C, "clocks": 3 * C, "cognitive_rates": C}
@@ -82,7 +84,7 @@ def pack_candidates(cands: Candidates) -> np.ndarray:
     """(F, n) float32, one row per field of :class:`Candidates` (bools as 0/1, state as float)."""
     n = np.asarray(cands.sim).shape[0]
     out = np.empty((N_FEATURES, n), dtype=np.float32)
-    for (name, rows), start in zip(ROWS, _START.values()):
+    for (name, rows), start in zip(ROWS, ROW_START.values()):
         x = np.asarray(getattr(cands, name))
         out[start : start + rows] = x.T if rows > 1 else x
     return out
@@ -92,7 +94,7 @@ def unpack_candidates_host(mat: np.ndarray) -> Candidates:
     """NumPy inverse of :func:`pack_candidates`: host arrays with :func:`frcore.make_candidates`'
     dtypes and shapes (candidates first: weights (n, C), ages (n, 3))."""
     mat = np.asarray(mat, dtype=np.float32)
-    f = {name: (mat[s : s + rows].T.copy() if rows > 1 else mat[s].copy()) for (name, rows), s in zip(ROWS, _START.values())}
+    f = {name: (mat[s : s + rows].T.copy() if rows > 1 else mat[s].copy()) for (name, rows), s in zip(ROWS, ROW_START.values())}
     for name in ("has_event", "numeric", "valid"):
         f[name] = f[name] > 0.5
     f["state"] = f["state"].astype(np.int32)
@@ -109,7 +111,7 @@ def unpack_candidates(mat: jax.Array) -> Candidates:
     """Inverse of :func:`pack_candidates` (inside jit: row slices, k on the last axis)."""
     f = {}
     for name, rows in ROWS:
-        s = _START[name]
+        s = ROW_START[name]
         f[name] = mat[s : s + rows] if rows > 1 else mat[s]
     return Candidates(
         sim=f["sim"], weights=f["weights"], ages=f["ages"], has_event=f["has_event"] > 0.5,

@@ -40,7 +40,7 @@ import numpy as np
 
 from .. import _types as T
 from .._params import LifecycleParams
-from .._packed import N_FEATURES, ROWS, pack_candidates, pack_params, pack_query, score_top_k_rows, unpack_candidates_host, unpack_query_host
+from .._packed import N_FEATURES, ROW_START, pack_candidates, pack_params, pack_query, score_top_k_rows, unpack_candidates_host, unpack_query_host
 from .._ontology import N_CATEGORIES
 from .._scoring import ScoreTerms
 from .._types import COMPATIBLE, N_STATES, Intent, ScoreConfig, State
@@ -351,12 +351,12 @@ def _state_ok(st: np.ndarray) -> bool:
     return np.issubdtype(st.dtype, np.integer) and bool(((st >= 0) & (st < N_STATES)).all())
 
 
-#: column of each field in the packed layout (rows of frcore.pack_candidates)
-_COL = dict(zip((name for name, _ in ROWS), np.cumsum([0] + [n for _, n in ROWS])[:-1].tolist()))
-#: a padding candidate in the packed layout: valid weights (OTHER = 1), confidence 1, masked by valid = 0
-_PAD_ROW = np.zeros(N_FEATURES, dtype=np.float32)
-_PAD_ROW[_COL["weights"] + N_CATEGORIES - 1] = 1.0
-_PAD_ROW[_COL["confidence"]] = 1.0
+#: column of each field in a row of the kernel table (a row of frcore.pack_candidates' matrix)
+_COL = ROW_START
+#: a padding candidate in the packed layout, as make_candidates pads (masked by valid = 0)
+_PAD_ROW = pack_candidates(make_candidates(
+    sim=np.zeros(0), weights=np.zeros((0, N_CATEGORIES)), ages=np.zeros((0, 3)), state=np.zeros(0, np.int64), pad_to=1, device=False,
+))[:, 0]
 
 
 def kernel_inputs(prep: Prepared, cand: np.ndarray, sim: np.ndarray, state: np.ndarray, intent: int, routing: np.ndarray, states_valid: bool = False):
