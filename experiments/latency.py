@@ -136,6 +136,15 @@ def _timeit(fn, *, min_reps: int = 5, max_reps: int = 2000, budget_s: float = 0.
     return float(np.median(times) * 1e6)
 
 
+def _query_inputs(k: int):
+    """(validated query, candidates padded to k's bucket — NumPy; their packed forms on device)."""
+    raw, routing = _raw_inputs(k)
+    q_np = frcore.make_query("current", routing, device=False)
+    c_np = frcore.make_candidates(**raw, pad_to=frcore.bucket_size(k), device=False)
+    qv, cm = jax.block_until_ready(jax.device_put((frcore.pack_query(q_np), frcore.pack_candidates(c_np))))
+    return q_np, c_np, qv, cm
+
+
 def _jitted_rows(k, fused, floor, pv, qv, cm, q_np, c_np, budget: float) -> tuple[dict, float]:
     """({"jax": μs, "jax_from_numpy": μs}, dispatch floor μs) at one k (compiled already)."""
     reps = 200 if k >= 10_000 else 2000
@@ -154,10 +163,7 @@ def measure_jitted(ks: list[int], quick: bool = False) -> dict:
     fused, floor = jax.jit(_fused), jax.jit(_floor)
     results, floors = [], []
     for k in ks:
-        raw, routing = _raw_inputs(k)
-        q_np = frcore.make_query("current", routing, device=False)
-        c_np = frcore.make_candidates(**raw, pad_to=frcore.bucket_size(k), device=False)
-        qv, cm = jax.device_put((frcore.pack_query(q_np), frcore.pack_candidates(c_np)))
+        q_np, c_np, qv, cm = _query_inputs(k)
         _ready(fused(pv, qv, cm))
         _ready(floor(pv, qv, cm))
         row, floor_us = _jitted_rows(k, fused, floor, pv, qv, cm, q_np, c_np, budget)
@@ -213,12 +219,8 @@ def run_latency(quick: bool = False, ks: list[int] | None = None, log=print, oth
     sweep_compiles = 0
     with _count_compiles() as counted:
         for k in ks:
-            raw, routing = _raw_inputs(k)
             b = frcore.bucket_size(k)
-            q_np = frcore.make_query("current", routing, device=False)
-            c_np = frcore.make_candidates(**raw, pad_to=b, device=False)
-            qv, cm = jax.device_put((frcore.pack_query(q_np), frcore.pack_candidates(c_np)))
-            jax.block_until_ready((qv, cm))
+            q_np, c_np, qv, cm = _query_inputs(k)
             before = counted["compiles"]  # input validation (eager, outside) is not counted
             if b not in buckets:  # first query of a bucket compiles (timed by JAX's own events)
                 buckets.add(b)
