@@ -106,15 +106,6 @@ def _floor(pvec, qvec, cmat):
     return cmat[0] + qvec[0] + pvec[0]
 
 
-def _ready(out) -> None:
-    """Wait for every output array (``block_until_ready()`` per array; see module doc)."""
-    if isinstance(out, (tuple, list)):
-        for x in out:
-            x.block_until_ready()
-    else:
-        out.block_until_ready()
-
-
 def _timeit(fn, *, min_reps: int = 5, max_reps: int = 2000, budget_s: float = 0.25) -> float:
     """Median wall time of ``fn()`` in μs over up to ``max_reps`` calls within ``budget_s``,
     after a few untimed warm-up calls (caches, the first call after a compile), with the
@@ -168,8 +159,8 @@ def measure_jitted(ks: list[int], quick: bool = False) -> dict:
     results, floors = [], []
     for k in ks:
         q_np, c_np, qv, cm = _query_inputs(k)
-        _ready(fused(pv, qv, cm))
-        _ready(floor(pv, qv, cm))
+        fused(pv, qv, cm).block_until_ready()
+        floor(pv, qv, cm).block_until_ready()
         row, floor_us = _jitted_rows(k, fused, floor, pv, qv, cm, q_np, c_np, budget)
         results += [{"impl": impl, "k": k, "median_us": v} for impl, v in row.items()]
         floors.append({"k": k, "median_us": floor_us})
@@ -271,7 +262,7 @@ def run_latency(quick: bool = False, ks: list[int] | None = None, log=print, oth
     t0 = time.perf_counter()
     batched = jax.jit(lambda p, q, c: frcore.score_queries(p, q, c).total).lower(params, Q, Cs).compile()
     compile_s += time.perf_counter() - t0
-    t_batch = _timeit(lambda: _ready(batched(params, Q, Cs)), budget_s=budget * 2, max_reps=200) * 1e-6
+    t_batch = _timeit(lambda: batched(params, Q, Cs).block_until_ready(), budget_s=budget * 2, max_reps=200) * 1e-6
 
     other = None
     if other_dispatch:
