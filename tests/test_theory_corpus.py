@@ -307,7 +307,7 @@ def test_required_alpha():
 # --------------------------------------------------------------------------- claims
 
 
-CORPUS_CLAIMS = ["a2_4_regime", "a7_1_witness", "a10_global_alpha", "a5_partition", "a6_gap", "a14_corpus", "a15_calibrate"]
+CORPUS_CLAIMS = ["a2_4_regime", "a7_1_witness", "a10_global_alpha", "a10_category_alpha", "a5_partition", "a6_gap", "a14_corpus", "a15_calibrate"]
 
 
 @pytest.mark.parametrize("cid", CORPUS_CLAIMS)
@@ -353,12 +353,16 @@ def test_run_claims_isolates_failures():
 
     load_claim_modules()
 
-    def boom():
-        raise RuntimeError("no corpus here")
+    class Broken:
+        @property
+        def corpus(self):
+            raise RuntimeError("no corpus here")
 
-    recs = run_claims(boom, ids=["a14_corpus", "a5_partition"])
-    assert {r["id"] for r in recs} == {"a14_corpus", "a5_partition"}
-    assert all(not r["passed"] and "no corpus here" in r["ours"] for r in recs)
+    recs = run_claims(Broken(), ids=["a14_corpus", "a5_partition", "a12_decomposition"])
+    assert {r["id"] for r in recs} == {"a14_corpus", "a5_partition", "a12_decomposition"}
+    broken = [r for r in recs if r["id"] != "a12_decomposition"]
+    assert all(r["check"] == "error" and r["verdict"] == "not comparable" and "no corpus here" in r["ours"] for r in broken)
+    assert [r["check"] for r in recs if r["id"] == "a12_decomposition"] == ["pass"]  # the others still ran
 
 
 def test_fr_theory_cli(tmp_path):
@@ -368,13 +372,19 @@ def test_fr_theory_cli(tmp_path):
     load_claim_modules()
     (tmp_path / "p.json").write_text(json.dumps(tiny_suite()))
     out = tmp_path / "t.json"
-    code = main(["theory", "--suite", str(tmp_path), "--json", str(out)])
+    code = main(["theory", "--suite", str(tmp_path), "--embedder", "hash", "--json", str(out)])
     doc = json.loads(out.read_text())
-    assert code in (0, 1) and code == (1 if any(not c["passed"] for c in doc["claims"]) else 0)
+    assert code in (0, 1) and code == (1 if any(c["check"] != "pass" for c in doc["claims"]) else 0)
     ids = {c["id"] for c in doc["claims"]}
     assert set(CORPUS_CLAIMS) <= ids
+    assert doc["inputs"] == {"suite": str(tmp_path), "embedder": "hash", "personas": 1}
     for c in doc["claims"]:
-        assert set(c) == {"id", "title", "paper", "ours", "passed"}
+        assert set(c) == {"id", "title", "paper", "ours", "check", "verdict", "rule", "reason", "parts", "diagnosis", "inputs"}
+        assert c["check"] in ("pass", "fail", "error")
+        assert c["verdict"] in ("reproduced", "partly reproduced", "not reproduced", "not comparable")
+        assert c["rule"] and c["reason"]
+        if c["verdict"] in ("not reproduced", "partly reproduced") and c["check"] == "pass":
+            assert c["diagnosis"] and "summary" in c["diagnosis"], c["id"]
 
 
 # --------------------------------------------------------------------------- calibrate

@@ -46,6 +46,8 @@ def test_claim_passes_and_witness_is_json(cid):
     assert not claim.needs_corpus and claim.title and claim.paper
     r = result(cid)
     assert r.passed, r.ours
+    v = claim.rule.decide(r.witness)
+    assert v.verdict == "reproduced", v.reason  # the formal statements hold on our witnesses
     json.dumps(r.witness)  # JSON-able
     with pytest.raises(Exception):
         r.passed = False  # frozen

@@ -5,12 +5,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
+from .verdict import Rule
+
 CLAIMS: dict[str, "Claim"] = {}
 
 
 @dataclass(frozen=True)
 class ClaimResult:
-    """What a check returns: our figure, pass/fail, and the witness or certificate (JSON-able)."""
+    """What a check returns: our figure, whether the check passed (the computation ran and every
+    certificate re-verified — *not* whether the paper's statement holds), and the witness or
+    certificate (JSON-able). The verdict against the paper is decided from the witness by the
+    claim's :class:`~theory.verdict.Rule`."""
 
     ours: str
     passed: bool
@@ -19,26 +24,34 @@ class ClaimResult:
 
 @dataclass(frozen=True)
 class Claim:
-    """A paper result: identifier, title, the paper's statement or figure, and a check.
+    """A paper result: identifier, title, the paper's statement or figure, a check, and the rule
+    that turns the check's witness into a verdict against the paper.
 
     ``check(corpus)`` receives a corpus (or ``None`` for claims that need none) and returns a
-    :class:`ClaimResult`. ``needs_corpus`` marks claims computed on data.
+    :class:`ClaimResult`. ``needs_corpus`` marks claims computed on data. ``diagnose(context,
+    witness)``, when given, runs for a verdict other than *reproduced* and returns a JSON-able
+    diagnosis of the difference (see :mod:`theory.diagnose`).
     """
 
     id: str
     title: str
     paper: str
     check: Callable[..., ClaimResult]
+    rule: Rule
     needs_corpus: bool = False
+    diagnose: Callable[..., Mapping[str, Any]] | None = None
 
 
-def claim(id: str, title: str, paper: str, *, needs_corpus: bool = False):
+def claim(id: str, title: str, paper: str, *, rule: Rule, needs_corpus: bool = False,
+          diagnose: Callable[..., Mapping[str, Any]] | None = None):
     """Decorator registering a check function as a :class:`Claim` in :data:`CLAIMS`."""
+    if not isinstance(rule, Rule):
+        raise TypeError(f"claim {id!r}: rule must be a theory.verdict.Rule, got {type(rule).__name__}")
 
     def register(fn: Callable[..., ClaimResult]) -> Callable[..., ClaimResult]:
         if id in CLAIMS:
             raise ValueError(f"duplicate claim id {id!r}")
-        CLAIMS[id] = Claim(id, title, paper, fn, needs_corpus)
+        CLAIMS[id] = Claim(id, title, paper, fn, rule, needs_corpus, diagnose)
         return fn
 
     return register

@@ -31,8 +31,11 @@ PARAMS_FORMAT = "frcore-params-v1"
 
 
 def calibrate(corpus, margin: float = poly.DEFAULT_MARGIN, pairs: poly.Pairs | None = None,
-              base: LifecycleParams | None = None) -> tuple[LifecycleParams, dict]:
-    """Max-margin category α_c for ``corpus``; returns (params, certificate dict)."""
+              base: LifecycleParams | None = None, prove: bool = False) -> tuple[LifecycleParams, dict]:
+    """Max-margin category α_c for ``corpus``; returns (params, certificate dict). With
+    ``prove`` and an infeasible program (t < 0), the certificate also carries a Farkas proof of
+    infeasibility re-checked in float64 and exact arithmetic
+    (:func:`theory.polytope.prove_infeasible`)."""
     base = frcore.default_params() if base is None else base
     P = poly.requirement_pairs(corpus) if pairs is None else pairs
     G, h = poly.category_alpha_rows(P, margin)
@@ -58,6 +61,11 @@ def calibrate(corpus, margin: float = poly.DEFAULT_MARGIN, pairs: poly.Pairs | N
         "alpha": dict(zip(CATEGORY_NAMES, map(float, alpha))),
         "rates_held_fixed": True,
     }
+    if prove and not cert["feasible"]:
+        proof = poly.prove_infeasible(G[rows], h[rows])
+        proof["rows"] = [int(rows[k]) if isinstance(k, int) else k for k in proof["rows"]]
+        cert["infeasibility_certificate"] = proof
+        cert["infeasibility_certificate_verified"] = bool(proof["float64"] and proof["exact"])
     params = frcore.replace_params(base, alpha=np.asarray(alpha, dtype=np.float64))
     return params, cert
 
@@ -115,8 +123,8 @@ def _run(args) -> int:
 def register(subparsers) -> None:
     p = subparsers.add_parser("calibrate", help="max-margin category α_c from a corpus (A.15); writes a params JSON")
     p.add_argument("--suite", help="suite JSON file or folder (default: generated suites)")
-    p.add_argument("--personas", type=int, default=None, help="number of personas (generated default 8)")
-    p.add_argument("--embedder", choices=("hash", "minilm"), default="hash")
+    p.add_argument("--personas", type=int, default=None, help="number of personas (generated default 20)")
+    p.add_argument("--embedder", choices=("hash", "minilm"), default="minilm")
     p.add_argument("--margin", type=float, default=poly.DEFAULT_MARGIN, help="blend margin m of each requirement")
     p.add_argument("--out", required=True, help="output params JSON")
     p.set_defaults(func=_run)

@@ -7,7 +7,11 @@ the per-edge inputs the frcore kernels take (:class:`frcore.Candidates`) and the
 
 * **σ** = cosine of the embedder's unit vectors of question text and edge text, clipped to [0, 1].
 * **soft category weights**: a fact's ``categories`` (normalised to sum 1); a filler turn has no
-  extracted category and gets ``OTHER = 1`` (the "+1" category).
+  extracted category and gets ``OTHER = 1`` (the "+1" category). With
+  ``categories="router"`` every fact's weights come from FR-Bank's router instead
+  (:meth:`frcore.bank.Router.categorize`, soft by construction) — the *metadata provenance*
+  variant: the persona files carry one gold category per fact, while the paper's bank was
+  filled by an LLM extractor with soft memberships.
 * **ages** at the question's ``asked_at`` (hours): absolute clock = asked_at − said_at;
   inter-session clock = (date of the last session on or before asked_at) − said_at, floored at
   0 (time elapsed across the conversation, without the idle stretch before the question);
@@ -18,6 +22,9 @@ the per-edge inputs the frcore kernels take (:class:`frcore.Candidates`) and the
   ``role``) — :func:`derive_states`.
 * numeric flag and confidence are the fact's; filler turns are non-numeric with confidence 1.
 * routing r: 1 for each of the question's ``relevant_categories``; intent from ``intent``.
+
+:func:`rescale_sigma` gives the *σ-scale* variant of a built corpus (σ divided by the question's
+largest σ; see there).
 """
 
 from __future__ import annotations
@@ -26,7 +33,7 @@ import datetime as _dt
 import glob
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -35,8 +42,8 @@ import frcore
 from frcore import CATEGORY_NAMES, N_CATEGORIES, State
 from frcore._ontology import SUPERSESSION_CONFIDENCE_THRESHOLD, as_arrays, category_index
 
-#: Default built-in corpus: this many generated personas, from this seed.
-DEFAULT_PERSONAS = 8
+#: Default built-in corpus: this many generated personas (as ``fr bench run``), from this seed.
+DEFAULT_PERSONAS = 20
 DEFAULT_SEED = 0
 
 
@@ -187,18 +194,30 @@ def _suite_items(suite: Mapping[str, Any]):
     return facts, items, session_h
 
 
-def build_corpus(suites: Sequence[Mapping[str, Any]], embedder) -> Corpus:
+CATEGORY_SOURCES = ("gold", "router")
+
+
+def build_corpus(suites: Sequence[Mapping[str, Any]], embedder, categories: str = "gold") -> Corpus:
     """Build the :class:`Corpus` of every question of ``suites`` (suite format v1).
 
     Args:
       suites: parsed suites (``facts``, ``turns``, ``sessions``, ``questions``, ``asked_at``).
       embedder: anything with ``embed(texts) -> (n, d)`` unit rows (frcore.bank embedders).
+      categories: ``"gold"`` (each fact's own ``categories``) or ``"router"`` (soft weights from
+        FR-Bank's router on the fact's text and vector, for every fact).
 
     Raises ``ValueError`` naming the persona and id for a gold id that is not a candidate, an
     unknown category, a malformed date, or an unknown link target.
     """
     if not suites:
         raise ValueError("suites: empty; nothing to build a corpus from")
+    if categories not in CATEGORY_SOURCES:
+        raise ValueError(f"categories: {categories!r} is not one of {CATEGORY_SOURCES}")
+    router = None
+    if categories == "router":
+        from frcore.bank._query import Router
+
+        router = Router(embedder)
     rows = []
     for suite in suites:
         suite = _as_dict(suite)
@@ -207,6 +226,10 @@ def build_corpus(suites: Sequence[Mapping[str, Any]], embedder) -> Corpus:
         ids = [it["id"] for it in items]
         index = {i: j for j, i in enumerate(ids)}
         emb_items = np.asarray(embedder.embed([it["text"] for it in items]), dtype=np.float64)
+        if router is not None:
+            for j, it in enumerate(items):
+                if it["fact"]:
+                    it["w"] = _weights_row(router.categorize(it["text"], emb_items[j]), it["id"])
         questions = list(suite.get("questions") or [])
         emb_q = np.asarray(embedder.embed([q["text"] for q in questions]), dtype=np.float64) if questions else None
         states_cache: dict[float, dict[str, int]] = {}
@@ -318,25 +341,45 @@ def default_suites(personas: int = DEFAULT_PERSONAS, seed: int = DEFAULT_SEED) -
     return list(generate_suites(personas, seed))
 
 
-def get_embedder(name: str = "hash"):
-    """The frcore embedder by name (``hash`` default, ``minilm`` optional)."""
-    from frcore.bank._embed import get_embedder as _get
+def get_embedder(name: str = "minilm"):
+    """The embedder by name, as every other command builds it (``minilm`` by default, with the
+    persistent vector cache; ``hash`` for tests)."""
+    from frcore.bench.cli import make_embedder
 
-    return _get(name)
+    return make_embedder(name)
 
 
-def load_corpus(suite: str | None = None, personas: int | None = None, embedder: str = "hash", seed: int = DEFAULT_SEED) -> Corpus:
-    """The corpus for ``fr theory`` / ``fr calibrate``: the suites at ``suite`` (the first
-    ``personas`` of them if given), or ``personas`` generated suites (default 8)."""
+def load_suites(suite: str | None = None, personas: int | None = None, seed: int = DEFAULT_SEED) -> tuple[list, str]:
+    """(suites, label) exactly as ``fr bench run`` reads them: ``suite`` a file or folder (the
+    first ``personas`` of it if given), or ``None`` / ``"synthetic"`` for ``personas``
+    generated suites (default 20)."""
+    from frcore.bench.cli import load_suites_arg
+
     if personas is not None and int(personas) < 1:
         raise ValueError(f"personas: must be ≥ 1, got {personas}")
-    if suite:
-        suites = read_suites(suite)
-        if personas is not None:
-            suites = suites[: int(personas)]
-    else:
-        suites = default_suites(DEFAULT_PERSONAS if personas is None else int(personas), seed)
+    return load_suites_arg(suite or "synthetic", None if personas is None else int(personas), seed)
+
+
+def load_corpus(suite: str | None = None, personas: int | None = None, embedder: str = "minilm", seed: int = DEFAULT_SEED) -> Corpus:
+    """The corpus for ``fr theory`` / ``fr calibrate`` from the same suites ``fr bench run``
+    reads (see :func:`load_suites`)."""
+    suites, _ = load_suites(suite, personas, seed)
     return build_corpus(suites, get_embedder(embedder))
+
+
+def rescale_sigma(corpus: Corpus) -> Corpus:
+    """The σ-scale variant: every question's σ divided by its largest σ over its candidates
+    (σ' = σ / max_j σ_j, so the best match of each question has σ' = 1).
+
+    A data-independent rule, for diagnosis only: our σ is a MiniLM cosine (99th percentile of
+    top-10 items ≈ 0.75), while the paper's thresholds (semantic floor at σ ≥ 0.95, numeric
+    rescue at σ ≥ 0.85) were set on its retrieval backend's own score; max-normalising puts
+    each question's best candidate at the top of the scale the thresholds assume."""
+    sim = np.where(corpus.valid, corpus.sim, 0.0)
+    top = sim.max(axis=1, keepdims=True)
+    new = np.where(top > 0, sim / np.where(top > 0, top, 1.0), 0.0)
+    cands = corpus.cands._replace(sim=np.asarray(new, dtype=np.asarray(corpus.cands.sim).dtype))
+    return replace(corpus, sim=new, cands=cands)
 
 
 def category_name(i: int) -> str:

@@ -4,6 +4,11 @@ Each check takes a :class:`theory.corpus.Corpus` (the generated default or any s
 returns a :class:`ClaimResult`; the figures are ours, measured with frcore's own score at
 ``frcore.default_params()``, next to the paper's. Pair and interval constructions are in
 :mod:`theory.polytope`, partition machinery in :mod:`theory.partitions`.
+
+``passed`` (the *check*) means the measurement could be made and every certificate re-verified
+(float64 and, for Farkas certificates and feasible points, exact rational arithmetic). Whether
+the paper's statement holds is the *verdict*, decided by the rule given with each claim
+(:mod:`theory.verdict`); a claim that is not reproduced is diagnosed by :mod:`theory.diagnose`.
 """
 
 from __future__ import annotations
@@ -15,6 +20,8 @@ from frcore import CATEGORY_NAMES, N_CATEGORIES, Category, as_arrays
 from . import partitions as part
 from . import polytope as poly
 from ._base import ClaimResult, claim
+from .diagnose import corpus_diagnosis
+from .verdict import Rule, holds, within
 
 _CACHE: dict[int, tuple[object, dict]] = {}
 
@@ -25,7 +32,8 @@ def _memo(corpus) -> dict:
     if hit is None or hit[0] is not corpus:
         act = corpus.activation()
         hit = (corpus, {"act": act, "pairs": poly.requirement_pairs(corpus, act)})
-        _CACHE.clear()
+        if len(_CACHE) >= 4:
+            _CACHE.clear()
         _CACHE[id(corpus)] = hit
     return hit[1]
 
@@ -38,18 +46,28 @@ def _med(x) -> float:
 # --------------------------------------------------------------------------- A.2.4
 
 
+def _a2_4_parts(w):
+    return [
+        holds("same regime (median |Δa| < 1e-3 and median α_required > 0.99)", w["same_regime"],
+              f"ours median |Δa| = {w['median_abs_dact']:.2g}, α_required = {w['median_alpha_required']:.4f}; "
+              "paper |Δa| ≈ 3.3e-10, α_required = 0.9998", core=True),
+        within("median |ε|", w["median_abs_eps"], 0.060, rtol=0.5),
+    ]
+
+
 @claim(
     "a2_4_regime",
     "A.2.4 long-term regime: activations collapse, a scalar blend needs α ≈ 1",
     "median |ε| = 0.060, |Δa| ≈ 3.3e-10, α_required = 0.9998",
     needs_corpus=True,
+    rule=Rule("reproduced if our corpus is in the same regime (median |Δa| < 1e-3 and median finite "
+              "α_required > 0.99; core) and median |ε| is within ±50% of 0.060", _a2_4_parts),
+    diagnose=corpus_diagnosis,
 )
 def a2_4_regime(corpus) -> ClaimResult:
     """Per gold (support, wrong) pair: |ε| = |σ_s − σ_w|, |Δa| = |a_s − a_w| and, for pairs σ
     misorders (ε < 0), α_required = −ε/(Δa − ε) (∞ if Δa ≤ 0), the α at which
-    b = (1−α)σ + αa first orders them. Same regime ⇔ median |Δa| < 1e-3 and median finite
-    α_required > 0.99. ``passed`` = the measurement ran on ≥ 1 pair; ``same_regime`` says
-    whether our corpus shows the paper's regime (stated in ``ours`` either way)."""
+    b = (1−α)σ + αa first orders them. Check: the corpus has at least one gold pair."""
     P = _memo(corpus)["pairs"]
     P = P.subset(P.gold)
     if len(P) == 0:
@@ -62,7 +80,7 @@ def a2_4_regime(corpus) -> ClaimResult:
     ours = (
         f"median |ε| = {eps_m:.3f}, |Δa| = {da_m:.2g}, α_required = {req_m:.4f} "
         f"({int(mis.sum())}/{len(P)} pairs misordered by σ, {int((mis & ~np.isfinite(req)).sum())} unorderable by any α); "
-        + ("same regime" if same else "NOT the paper's regime")
+        + ("same regime" if same else "not the paper's regime")
     )
     return ClaimResult(ours, True, {
         "pairs": len(P), "median_abs_eps": eps_m, "median_abs_dact": da_m, "median_alpha_required": req_m,
@@ -88,52 +106,104 @@ def a7_1_bounds(pairs: poly.Pairs, margin: float = poly.DEFAULT_MARGIN) -> dict:
     }
 
 
+def _a7_1_parts(w):
+    lo, up = w["alpha_lower_median"], w["alpha_upper_median"]
+    return [
+        holds("no single α (median suppression bound > median preservation bound)", lo > up,
+              f"ours α ≥ {lo:.3f} vs α ≤ {up:.3f}; paper α ≥ 0.138 vs α ≤ 0.065", core=True),
+        within("preservation bound", up, 0.065, atol=0.05),
+        within("suppression bound", lo, 0.138, atol=0.05),
+    ]
+
+
 @claim(
     "a7_1_witness",
     "A.7.1 without category labels: preserving old FINANCIAL vs suppressing new LOGISTICAL conflicts",
     "preservation needs α ≤ 0.065, suppression α ≥ 0.138 (median): no single α",
     needs_corpus=True,
+    rule=Rule("reproduced if the median LOGISTICAL suppression lower bound exceeds the median FINANCIAL "
+              "preservation upper bound (core) and each median is within ±0.05 of the paper's", _a7_1_parts),
+    diagnose=corpus_diagnosis,
 )
 def a7_1_witness(corpus) -> ClaimResult:
-    """``passed`` ⇔ both kinds of pairs exist and median lower bound > median upper bound."""
+    """Check: both kinds of pairs exist on the corpus (else nothing can be measured)."""
     w = a7_1_bounds(_memo(corpus)["pairs"])
     if not (w["preservation_pairs"] and w["suppression_pairs"]):
         return ClaimResult(f"not measurable on this corpus: {w['preservation_pairs']} FINANCIAL preservation, "
                            f"{w['suppression_pairs']} LOGISTICAL suppression pairs", False, w)
     lo, up = w["alpha_lower_median"], w["alpha_upper_median"]
-    ok = bool(lo > up)
     return ClaimResult(f"preservation α ≤ {up:.3f} (n={w['preservation_pairs']}), suppression α ≥ {lo:.3f} "
-                       f"(n={w['suppression_pairs']}): " + ("conflict" if ok else "no conflict"), ok, w)
+                       f"(n={w['suppression_pairs']}): " + ("conflict" if lo > up else "no conflict"), True, w)
 
 
 # --------------------------------------------------------------------------- A.10
 
+#: The pair rules A.10's cross-pair share is counted under (reported side by side).
+PAIR_RULES = {
+    "satisfiable_alone": "cross-pairs of one preservation and one suppression pair, each satisfiable by some global α on its own",
+    "all_pairs": "every preservation pair x every suppression pair (a pair no α meets on its own makes its cross-pairs infeasible)",
+}
+
+
+def cross_pair_shares(P: poly.Pairs, margin: float = poly.DEFAULT_MARGIN) -> dict:
+    """Share of jointly infeasible cross-pairs under both :data:`PAIR_RULES`."""
+    lo, hi = poly.alpha_intervals(P, margin)
+    _, _, infeasible = poly.cross_pair_infeasible(P, margin)
+    n_p, n_s = int((P.kind == poly.PRESERVATION).sum()), int((P.kind == poly.SUPPRESSION).sum())
+    p, s = np.flatnonzero(P.kind == poly.PRESERVATION), np.flatnonzero(P.kind == poly.SUPPRESSION)
+    # all pairs: a cross-pair is feasible iff max(lo) <= min(hi) over its two members (an empty
+    # member interval, lo > hi, makes it infeasible). Counted by sorting, not by an n_p x n_s grid.
+    feasible_all = 0
+    if n_p and n_s:
+        lp, hp, ls, hs = lo[p], hi[p], lo[s], hi[s]
+        for i in range(n_p):
+            if lp[i] > hp[i] + poly.GAP_TOL:
+                continue
+            feasible_all += int(np.count_nonzero(np.maximum(lp[i], ls) <= np.minimum(hp[i], hs) + poly.GAP_TOL))
+    n_all = n_p * n_s
+    return {
+        "satisfiable_alone": {"cross_pairs": int(len(infeasible)), "infeasible": int(infeasible.sum()),
+                              "share_infeasible": float(infeasible.mean()) if len(infeasible) else float("nan")},
+        "all_pairs": {"cross_pairs": n_all, "infeasible": n_all - feasible_all,
+                      "share_infeasible": (n_all - feasible_all) / n_all if n_all else float("nan")},
+        "rules": PAIR_RULES,
+        "paper_cross_pairs": 1566,
+    }
+
 
 def global_alpha_analysis(corpus, margin: float = poly.DEFAULT_MARGIN, sample: int = 64) -> dict:
-    """The A.10 computation (see :func:`a10_global_alpha`); returns the JSON-able witness."""
-    P = _memo(corpus)["pairs"]
+    """The A.10 computation (see :func:`a10_global_alpha`); returns the JSON-able witness
+    (cached per corpus)."""
+    memo = _memo(corpus)
+    key = ("a10", margin, sample)
+    if key not in memo:
+        memo[key] = _global_alpha_analysis(memo["pairs"], margin, sample)
+    return memo[key]
+
+
+def _global_alpha_analysis(P: poly.Pairs, margin: float, sample: int) -> dict:
     lo, hi = poly.alpha_intervals(P, margin)
     alone = lo <= hi
     pi, si, infeasible = poly.cross_pair_infeasible(P, margin)
     A, c = poly.global_alpha_rows(P, margin)
-    # global program over every individually satisfiable pair
     sel = np.flatnonzero(alone)
+    shares = cross_pair_shares(P, margin)
     out: dict = {"pairs": len(P), "preservation": int((P.kind == 0).sum()), "suppression": int((P.kind == 1).sum()),
                  "satisfiable_alone": int(alone.sum()), "cross_pairs": int(len(pi)),
-                 "cross_pairs_infeasible": int(infeasible.sum()), "margin": margin}
-    out["share_infeasible"] = float(infeasible.mean()) if len(pi) else float("nan")
+                 "cross_pairs_infeasible": int(infeasible.sum()), "margin": margin, "pair_rules": shares}
+    out["share_infeasible"] = shares["satisfiable_alone"]["share_infeasible"]
     g_feasible = bool(sel.size and lo[sel].max() <= hi[sel].min() + poly.GAP_TOL)
     out["global_feasible"] = g_feasible
     if sel.size and not g_feasible:
-        Af, cf, y = poly.farkas_certificate(A[sel, None], c[sel])
-        if not poly.check_farkas(Af, cf, y):  # solver accuracy: closed-form 1-D certificate
-            Af, cf, y = poly.interval_certificate(A[sel], c[sel])
-        out["certificate_verified"] = poly.check_farkas(Af, cf, y)
-        keep = np.flatnonzero(y > 1e-9)
-        out["certificate"] = {"rows": [int(sel[k]) if k < sel.size else f"box{k - sel.size}" for k in keep],
-                              "y": [float(y[k]) for k in keep], "yTc": float(y @ cf), "yTA": float(np.abs(y @ Af).sum())}
+        cert = poly.prove_infeasible(A[sel, None], c[sel])
+        cert["rows"] = [int(sel[k]) if isinstance(k, int) else k for k in cert["rows"]]
+        out["certificate"] = cert
+        out["certificate_verified"] = bool(cert["float64"] and cert["exact"])
     else:
-        out["certificate_verified"] = False
+        out["certificate_verified"] = None  # nothing to certify: a global α exists (or no pairs)
+        if sel.size:
+            a_star = float(min(hi[sel].min(), max(lo[sel].max(), 0.0)))
+            out["global_alpha_point"] = a_star
     # 11x11 cells: category of the preserved edge x category of the suppressed edge
     n = N_CATEGORIES
     counts = np.zeros((n, n), dtype=np.int64)
@@ -153,11 +223,9 @@ def global_alpha_analysis(corpus, margin: float = poly.DEFAULT_MARGIN, sample: i
             rows = np.concatenate([rp, rs])
             feas[cp_, cs] = lo[rows].max() <= hi[rows].min() + poly.GAP_TOL
             if not feas[cp_, cs]:
-                Af, cf, y = poly.farkas_certificate(A[rows, None], c[rows])
-                ok = poly.check_farkas(Af, cf, y)
-                if not ok:  # solver accuracy: fall back to the closed-form 1-D certificate (re-checked)
-                    ok = poly.check_farkas(*poly.interval_certificate(A[rows], c[rows]))
-                cert_ok.append(ok)
+                # the 1-D interval certificate is closed-form and exact-checked; cvxpy is not needed
+                Af, cf, y = poly.interval_certificate(A[rows], c[rows])
+                cert_ok.append(poly.check_farkas(Af, cf, y) and poly.check_farkas_exact(Af, cf, y))
     out["cells_populated"] = int((counts > 0).sum())
     out["cells_feasible"] = int(feas.sum())
     out["cell_certificates_verified"] = bool(all(cert_ok))
@@ -179,53 +247,117 @@ def global_alpha_analysis(corpus, margin: float = poly.DEFAULT_MARGIN, sample: i
             restored += poly.check_point(Gk[nz], hk[nz], a_k)[0]
         elif not nz.any() and np.all(hk >= 0):
             restored += 1
-    out["cross_pairs_restored_by_category_alpha"] = {"checked": int(len(pick)), "restored": int(restored)}
+    out["cross_pairs_restored_by_category_alpha"] = {"checked": int(len(pick)), "restored": int(restored),
+                                                     "of_infeasible": int(bad.size)}
     nz = np.linalg.norm(G[sel], axis=1) > 0
     rows = sel[nz]
     const_ok = bool(np.all(h[sel[~nz]] >= 0))
     if rows.size:
         alpha, t = poly.max_margin_point(G[rows], h[rows])
         ok, smin = poly.check_point(G[rows], h[rows], alpha)
-        out["category_alpha"] = {"alpha": dict(zip(CATEGORY_NAMES, map(float, alpha))), "margin": t,
-                                 "numpy_min_slack": smin, "verified_feasible": bool(ok and const_ok and t >= 0)}
-        if not (ok and const_ok and t >= 0):
-            Af, cf, y = poly.farkas_certificate(G[rows], h[rows])
-            out["category_alpha"]["infeasibility_certificate_verified"] = poly.check_farkas(Af, cf, y)
+        ca = {"alpha": dict(zip(CATEGORY_NAMES, map(float, alpha))), "margin": t, "rows": int(rows.size),
+              "numpy_min_slack": smin, "verified_feasible": bool(ok and const_ok and t >= 0)}
+        if ca["verified_feasible"]:
+            ca["feasible_exact"] = poly.check_point_exact(G[rows], h[rows], alpha)
+        else:
+            cert = poly.prove_infeasible(G[rows], h[rows])
+            ca["infeasibility_certificate"] = cert
+            ca["infeasibility_certificate_verified"] = bool(cert["float64"] and cert["exact"])
+        out["category_alpha"] = ca
+    return out
+
+
+def _a10_parts(w):
+    sh = w["pair_rules"]
+    out = [
+        holds("no global α meets every requirement pair", not w["global_feasible"],
+              "certificate verified (float64 and exact)" if w.get("certificate_verified") else
+              f"α = {w.get('global_alpha_point', float('nan')):.3g} meets every pair", core=True),
+    ]
+    for rule in ("satisfiable_alone", "all_pairs"):
+        r = sh[rule]
+        out.append(within(f"share of infeasible cross-pairs ({rule.replace('_', ' ')}; {r['cross_pairs']:,} cross-pairs, paper 1,566)",
+                          r["share_infeasible"], 0.998, atol=0.05, scale=100, unit="%"))
+    out.append(holds("no populated 11x11 cell feasible", w["cells_feasible"] == 0,
+                     f"ours {w['cells_feasible']} of {w['cells_populated']} populated cells feasible; paper 0 of 45"))
     return out
 
 
 @claim(
     "a10_global_alpha",
-    "A.10 global-α infeasibility polytope; category-specific α restores feasibility",
-    "99.8% of 1,566 cross-pairs infeasible; 0 of 45 populated 11x11 cells feasible; category α feasible",
+    "A.10 global-α infeasibility polytope",
+    "99.8% of 1,566 cross-pairs infeasible under a global α; 0 of 45 populated 11x11 cells feasible",
     needs_corpus=True,
+    rule=Rule("reproduced if no global α meets every requirement pair (core; a verified Farkas certificate), "
+              "the share of jointly infeasible cross-pairs is within ±5 pp of 99.8% under both pair rules "
+              "(each satisfiable alone; all pairs), and no populated cell is feasible", _a10_parts),
+    diagnose=corpus_diagnosis,
 )
 def a10_global_alpha(corpus) -> ClaimResult:
-    """Preservation/suppression pairs (each satisfiable by some global α on its own) give rows
-    (ε − Δa) α ≤ ε − m; a cross-pair = one preservation x one suppression pair, jointly infeasible
-    when their α-intervals are disjoint. The global program over all such rows is infeasible iff a
-    Farkas certificate (cvxpy, re-checked with NumPy) exists; per cell (category of the preserved
-    edge x category of the suppressed edge) likewise. Category-specific α: the max-margin program
-    over α ∈ [0,1]^11 on the same rows (point re-checked with NumPy, or its infeasibility proved).
+    """Preservation/suppression pairs give rows (ε − Δa) α ≤ ε − m over a global α; a cross-pair
+    = one preservation x one suppression pair, jointly infeasible when their α-intervals are
+    disjoint, counted under both :data:`PAIR_RULES`. The global program over all individually
+    satisfiable rows is infeasible iff a Farkas certificate exists (cvxpy or the closed-form
+    interval certificate; re-checked in float64 and exactly); per cell (category of the
+    preserved edge x category of the suppressed edge) likewise.
 
-    ``passed`` ⇔ global α is infeasible with a verified certificate and every infeasible cell's
-    certificate verifies. Whether category α restores feasibility on our corpus is reported in
-    ``ours`` and the witness (``category_alpha.verified_feasible``) — honestly, either way."""
+    Check: every certificate produced verifies (float64 and exact)."""
     w = global_alpha_analysis(corpus)
-    ca = w.get("category_alpha", {})
-    restored = ca.get("verified_feasible", False)
-    rs = w["cross_pairs_restored_by_category_alpha"]
+    sh = w["pair_rules"]
     ours = (
-        f"{100 * w['share_infeasible']:.1f}% of {w['cross_pairs']} cross-pairs infeasible; "
-        f"{w['cells_feasible']} of {w['cells_populated']} populated cells feasible; global certificate "
-        f"{'verified' if w['certificate_verified'] else 'NOT verified'}; category α "
-        + (f"restores feasibility (margin {ca.get('margin', float('nan')):.3g})" if restored else
-           f"does not restore joint feasibility (best margin {ca.get('margin', float('nan')):.3g}; "
-           f"infeasibility proved: {ca.get('infeasibility_certificate_verified', False)})")
-        + f"; {rs['restored']}/{rs['checked']} sampled infeasible cross-pairs restored alone"
+        f"{100 * sh['satisfiable_alone']['share_infeasible']:.1f}% of {sh['satisfiable_alone']['cross_pairs']:,} cross-pairs "
+        f"infeasible (pairs satisfiable alone), {100 * sh['all_pairs']['share_infeasible']:.1f}% of "
+        f"{sh['all_pairs']['cross_pairs']:,} (all pairs); {w['cells_feasible']} of {w['cells_populated']} populated cells "
+        f"feasible; global α " + ("infeasible (certificate verified, float64 and exact)" if w["certificate_verified"] else
+                                  "feasible" if w["global_feasible"] else "infeasible (certificate NOT verified)")
     )
-    passed = bool(w["certificate_verified"] and w["cell_certificates_verified"])
+    passed = bool(w["certificate_verified"] is not False and w["cell_certificates_verified"])
     return ClaimResult(ours, passed, w)
+
+
+def _a10c_parts(w):
+    ca = w.get("category_alpha") or {}
+    rs = w["cross_pairs_restored_by_category_alpha"]
+    ok = bool(ca.get("verified_feasible"))
+    detail = (f"max-margin point verified, margin {ca.get('margin', float('nan')):.3g}" if ok else
+              f"best margin {ca.get('margin', float('nan')):.3g} over {ca.get('rows', 0)} rows; infeasibility certificate "
+              f"{'verified (float64 and exact)' if ca.get('infeasibility_certificate_verified') else 'not verified'}")
+    return [
+        holds("category-specific α meets every requirement pair jointly", ok, detail, core=True),
+        holds("each infeasible cross-pair can be met on its own by category α (per-pair reading)",
+              rs["checked"] > 0 and rs["restored"] == rs["checked"],
+              f"{rs['restored']}/{rs['checked']} sampled of {rs['of_infeasible']:,} infeasible cross-pairs"),
+    ]
+
+
+@claim(
+    "a10_category_alpha",
+    "A.10 category-specific α restores feasibility",
+    "category-specific blending restores feasibility without benchmark-fitted rates",
+    needs_corpus=True,
+    rule=Rule("reproduced if the max-margin program over α ∈ [0,1]^11 on the same requirement pairs has a "
+              "verified feasible point (core: the joint reading) and every sampled infeasible cross-pair is met on "
+              "its own; not reproduced if a Farkas certificate proves the joint program infeasible", _a10c_parts),
+    diagnose=corpus_diagnosis,
+)
+def a10_category_alpha(corpus) -> ClaimResult:
+    """Category-specific α on A.10's requirement rows (those a global α can meet alone): the
+    max-margin point (re-checked in float64 and exactly) or a Farkas certificate of infeasibility
+    (float64 and exact). Check: whichever was produced verifies."""
+    w = global_alpha_analysis(corpus)
+    ca = w.get("category_alpha")
+    rs = w["cross_pairs_restored_by_category_alpha"]
+    if ca is None:
+        return ClaimResult("no requirement rows with a non-constant category-α row", False, w)
+    if ca["verified_feasible"]:
+        ours = f"category α feasible (margin {ca['margin']:.3g}; point exact-checked: {ca.get('feasible_exact')})"
+        passed = bool(ca.get("feasible_exact"))
+    else:
+        ours = (f"category α does not restore joint feasibility: best margin {ca['margin']:.3g} over {ca['rows']} rows, "
+                f"infeasibility certificate {'verified (float64 and exact)' if ca.get('infeasibility_certificate_verified') else 'NOT verified'}")
+        passed = bool(ca.get("infeasibility_certificate_verified"))
+    ours += f"; {rs['restored']}/{rs['checked']} sampled infeasible cross-pairs met alone"
+    return ClaimResult(ours, passed, {k: w[k] for k in ("category_alpha", "cross_pairs_restored_by_category_alpha", "pairs", "satisfiable_alone", "margin")})
 
 
 # --------------------------------------------------------------------------- A.5 / A.6
@@ -248,6 +380,11 @@ def _partition_analysis(corpus) -> dict:
     v_beh = part.labels_variance(policy, primary)
     v_cog = part.labels_variance(policy, part.grouped(cog, primary))
     v_uni = part.labels_variance(policy, np.zeros_like(primary))
+    # certificate: the vectorised enumeration agrees with the direct definition on the three named partitions
+    named = {"behavioral": np.arange(N_CATEGORIES), "cognitive": np.asarray(cog), "uniform": np.zeros(N_CATEGORIES, dtype=np.int64)}
+    fast = {k: float(part.partition_variances(cnt, s1, s2, _as_rgs(lab)[None, :])[0]) for k, lab in named.items()}
+    direct = {"behavioral": v_beh, "cognitive": v_cog, "uniform": v_uni}
+    agree = all(abs(fast[k] - direct[k]) <= 1e-12 + 1e-9 * abs(direct[k]) for k in named)
     means = np.where(cnt[:, None] > 0, s1 / np.maximum(cnt, 1)[:, None], 0.0)
     excess_measured = part.pairwise_excess(cnt, means, cog)
     excess_table = part.pairwise_excess(cnt, part.table_policies(), cog)
@@ -259,10 +396,28 @@ def _partition_analysis(corpus) -> dict:
         "cognitive_over_optimal_3": v_cog / best[3][0] if best[3][0] > 0 else float("inf"),
         "behavioral_is_optimal_11": bool(abs(v_beh - best[11][0]) <= 1e-12 + 1e-9 * v_beh),
         "partitions_enumerated": int(len(rgs)),
+        "enumeration_matches_direct": bool(agree),
         "pairwise_identity_residual": float(abs((v_cog - v_beh) - excess_measured)),
         "gap_measured": (v_cog - v_beh) / v_uni if v_uni > 0 else float("nan"),
         "gap_analytic": excess_table / v_uni if v_uni > 0 else float("nan"),
     }
+
+
+def _as_rgs(labels: np.ndarray) -> np.ndarray:
+    """Category labels → the restricted-growth string of the same partition."""
+    seen: dict[int, int] = {}
+    return np.array([seen.setdefault(int(g), len(seen)) for g in labels], dtype=np.int8)
+
+
+def _a5_parts(w):
+    return [
+        holds("behavioral < cognitive < uniform", w["v_behavioral"] < w["v_cognitive"] < w["v_uniform"],
+              f"ours {w['v_behavioral']:.2e} / {w['v_cognitive']:.2e} / {w['v_uniform']:.2e}", core=True),
+        within("behavioral variance", w["v_behavioral"], 3.60e-3, rtol=0.25),
+        within("cognitive variance", w["v_cognitive"], 2.09e-2, rtol=0.25),
+        within("uniform variance", w["v_uniform"], 4.69e-2, rtol=0.25),
+        within("cognitive / optimal 3-partition", w["cognitive_over_optimal_3"], 4.2, rtol=0.25, unit="x"),
+    ]
 
 
 @claim(
@@ -270,16 +425,28 @@ def _partition_analysis(corpus) -> dict:
     "A.5 behavioral ontology as a variance-minimising partition",
     "within-category policy variance 3.60e-3 (behavioral) / 2.09e-2 (cognitive) / 4.69e-2 (uniform); cognitive 3-partition 4.2x worse than optimal",
     needs_corpus=True,
+    rule=Rule("reproduced if behavioral < cognitive < uniform (core) and each of the three variances and the "
+              "cognitive / optimal-3 ratio is within ±25% of the paper's. (\"The behavioral partition attains the "
+              "11-group optimum\" is not compared: the only 11-block partition of 11 categories is the behavioral one.)", _a5_parts),
+    diagnose=corpus_diagnosis,
 )
 def a5_partition(corpus) -> ClaimResult:
-    """``passed`` ⇔ behavioral ≤ cognitive ≤ uniform, the behavioral partition attains the exact
-    11-group optimum, and all Bell(11) = 678,570 partitions were enumerated."""
+    """Check: all Bell(11) = 678,570 partitions were enumerated and the vectorised variances
+    agree with the direct definition on the behavioral, cognitive and uniform partitions."""
     w = partition_analysis(corpus)
-    ok = bool(w["v_behavioral"] <= w["v_cognitive"] <= w["v_uniform"] and w["behavioral_is_optimal_11"]
-              and w["partitions_enumerated"] == 678570)
+    ok = bool(w["partitions_enumerated"] == 678570 and w["enumeration_matches_direct"])
     ours = (f"{w['v_behavioral']:.2e} / {w['v_cognitive']:.2e} / {w['v_uniform']:.2e}; cognitive 3-partition "
             f"{w['cognitive_over_optimal_3']:.1f}x the optimal 3-partition (n={w['entries']} fact entries)")
     return ClaimResult(ours, ok, w)
+
+
+def _a6_parts(w):
+    return [
+        holds("measured gap exceeds the analytical bound", w["gap_measured"] > w["gap_analytic"] + 1e-9,
+              f"ours measured {100 * w['gap_measured']:.1f}% vs analytical {100 * w['gap_analytic']:.1f}%; paper 36.9% vs 10.1%", core=True),
+        within("measured gap", w["gap_measured"], 0.369, atol=0.05, scale=100, unit="%"),
+        within("analytical bound", w["gap_analytic"], 0.101, atol=0.05, scale=100, unit="%"),
+    ]
 
 
 @claim(
@@ -287,6 +454,9 @@ def a5_partition(corpus) -> ClaimResult:
     "A.6 measured partition gap exceeds the analytical lower bound",
     "measured gap 36.9% vs analytical lower bound 10.1%",
     needs_corpus=True,
+    rule=Rule("reproduced if the measured gap exceeds the analytical bound (core: soft membership amplifies the "
+              "spread) and each is within ±5 pp of the paper's", _a6_parts),
+    diagnose=corpus_diagnosis,
 )
 def a6_gap(corpus) -> ClaimResult:
     """Measured gap = (V_cognitive − V_behavioral) / V_uniform on the corpus's soft-membership
@@ -294,10 +464,10 @@ def a6_gap(corpus) -> ClaimResult:
     bound = the same excess under the category-mean model — every entry carries its primary
     category's table policy (α_c, λ_c, F_c) — via the weighted pairwise identity
     ΔV = (1/N) Σ_g (1/n_g) Σ_{c<c'∈g} n_c n_c' ‖p_c − p_c'‖², over the same V_uniform.
-    ``passed`` ⇔ the identity holds on the measured category means (residual < 1e-12) and the
-    measured gap ≥ the analytical bound."""
+    With one-hot categories the two coincide exactly. Check: the identity holds on the measured
+    category means (residual < 1e-12)."""
     w = partition_analysis(corpus)
-    ok = bool(w["pairwise_identity_residual"] < 1e-12 and w["gap_measured"] >= w["gap_analytic"] - 1e-12)
+    ok = bool(w["pairwise_identity_residual"] < 1e-12)
     ours = f"measured {100 * w['gap_measured']:.1f}% vs analytical {100 * w['gap_analytic']:.1f}%"
     return ClaimResult(ours, ok, {k: w[k] for k in ("gap_measured", "gap_analytic", "pairwise_identity_residual",
                                                     "v_behavioral", "v_cognitive", "v_uniform")})
@@ -313,15 +483,26 @@ def soft_membership_stats(weights: np.ndarray) -> dict:
             "mean_categories_above_0_05": float((w > 0.05).sum(axis=1).mean())}
 
 
+def _a14_parts(w):
+    f = w["facts"]
+    return [
+        within("share of entries with primary weight < 0.90", f["share_primary_below_0_90"], 0.668, atol=0.05, scale=100, unit="%"),
+        within("categories per entry (weight > 0.05)", f["mean_categories_above_0_05"], 2.0, atol=0.2),
+    ]
+
+
 @claim(
     "a14_corpus",
     "A.14 soft membership is the common case",
     "66.8% of entries have primary weight < 0.90; 2.0 categories per entry",
     needs_corpus=True,
+    rule=Rule("reproduced if the share of fact entries with primary weight < 0.90 is within ±5 pp of 66.8% and the "
+              "mean number of categories above 0.05 within ±0.2 of 2.0", _a14_parts),
+    diagnose=corpus_diagnosis,
 )
 def a14_corpus(corpus) -> ClaimResult:
     """Over the corpus's unique fact entries (filler turns, which carry OTHER = 1, reported
-    apart). ``passed`` = measured (a statistic of the corpus; the ours string compares)."""
+    apart). Check: the corpus has fact entries."""
     e = corpus.entries()
     facts = soft_membership_stats(e["weights"][e["is_fact"]])
     allw = soft_membership_stats(e["weights"])
@@ -333,20 +514,32 @@ def a14_corpus(corpus) -> ClaimResult:
 # --------------------------------------------------------------------------- A.15
 
 
+def _a15_parts(w):
+    return [holds("category-specific α satisfies every requirement a category α can meet alone", w["feasible"],
+                  f"max-margin t = {w['margin']:.3g} over {w['rows_used']} rows, {w['rows_violated']} violated"
+                  + ("" if w["feasible"] else f"; infeasibility certificate {'verified (float64 and exact)' if w.get('infeasibility_certificate_verified') else 'not verified'}"),
+                  core=True)]
+
+
 @claim(
     "a15_calibrate",
     "A.15 calibration as a convex feasibility problem over category parameters",
     "calibration is a convex feasibility problem; category-specific parameters satisfy the requirements",
     needs_corpus=True,
+    rule=Rule("reproduced if the max-margin program over α ∈ [0,1]^11 (λ_c fixed) on every requirement row a "
+              "category α can meet on its own is feasible (t ≥ 0, point re-checked); not reproduced if it is "
+              "infeasible (t < 0, with a verified Farkas certificate)", _a15_parts),
+    diagnose=corpus_diagnosis,
 )
 def a15_calibrate(corpus) -> ClaimResult:
     """Max-margin α_c from all satisfiable requirement rows (λ_c held fixed; see
-    :mod:`theory.calibrate`). ``passed`` ⇔ the program solved and its slacks re-check with NumPy
-    (the reported margin equals the NumPy minimum slack within 1e-6)."""
+    :mod:`theory.calibrate`). Check: the program solved and its slacks re-check with NumPy
+    (the reported margin equals the NumPy minimum slack within 1e-6); when infeasible, the
+    Farkas certificate verifies in float64 and exactly."""
     from .calibrate import calibrate
 
-    _, cert = calibrate(corpus, pairs=_memo(corpus)["pairs"])
-    ok = bool(cert["numpy_check_consistent"])
+    _, cert = calibrate(corpus, pairs=_memo(corpus)["pairs"], prove=True)
+    ok = bool(cert["numpy_check_consistent"] and (cert["feasible"] or cert.get("infeasibility_certificate_verified")))
     ours = (f"max-margin α_c over {cert['rows_used']} rows: margin {cert['margin']:.3g} "
             f"({'feasible' if cert['feasible'] else 'infeasible: best worst-case slack'}); "
             f"{cert['rows_violated']} rows violated")

@@ -297,3 +297,69 @@ def category_alpha_rows(pairs: Pairs, margin: float = DEFAULT_MARGIN, n: int = N
 def row_satisfiable(G: np.ndarray, h: np.ndarray) -> np.ndarray:
     """Whether each single row G_i α ≤ h_i has a solution in [0,1]^n (min over the box)."""
     return np.minimum(G, 0.0).sum(axis=1) <= h
+
+
+# --------------------------------------------------------------------------- exact re-checks
+
+
+def check_farkas_exact(A: np.ndarray, c: np.ndarray, y: np.ndarray) -> bool:
+    """:func:`check_farkas` in exact rational arithmetic.
+
+    Every float64 entry of A, c and y is converted to the rational number it represents
+    (``fractions.Fraction(float)`` is exact), negative entries of y are set to 0 (y ≥ 0 is
+    part of the certificate), and yᵀc + ‖yᵀA‖₁ < 0 is decided without rounding — so a ``True``
+    proves the float64 system {α ∈ [0,1]^n : A α ≤ c} empty, independent of solver or
+    floating-point accuracy.
+    """
+    from fractions import Fraction
+
+    A = np.atleast_2d(np.asarray(A, dtype=np.float64))
+    c = np.asarray(c, dtype=np.float64).ravel()
+    y = np.asarray(y, dtype=np.float64).ravel()
+    if y.shape[0] != A.shape[0] or c.shape[0] != A.shape[0] or not np.all(np.isfinite(y)):
+        return False
+    rows = np.flatnonzero(y > 0)
+    if rows.size == 0:
+        return False
+    yq = [Fraction(float(y[i])) for i in rows]
+    ytc = sum((yi * Fraction(float(c[i])) for yi, i in zip(yq, rows)), Fraction(0))
+    l1 = Fraction(0)
+    for j in range(A.shape[1]):
+        l1 += abs(sum((yi * Fraction(float(A[i, j])) for yi, i in zip(yq, rows)), Fraction(0)))
+    return bool(ytc + l1 < 0)
+
+
+def check_point_exact(G: np.ndarray, h: np.ndarray, alpha: np.ndarray) -> bool:
+    """:func:`check_point` in exact rational arithmetic with no tolerance: α ∈ [0,1]^n and
+    G α ≤ h for every row, each float64 entry taken as the rational it represents."""
+    from fractions import Fraction
+
+    G = np.atleast_2d(np.asarray(G, dtype=np.float64))
+    h = np.asarray(h, dtype=np.float64).ravel()
+    a = [Fraction(float(v)) for v in np.asarray(alpha, dtype=np.float64).ravel()]
+    if len(a) != G.shape[1] or any(v < 0 or v > 1 for v in a):
+        return False
+    for i in range(G.shape[0]):
+        nz = np.flatnonzero(G[i])
+        if sum((Fraction(float(G[i, j])) * a[j] for j in nz), Fraction(0)) > Fraction(float(h[i])):
+            return False
+    return True
+
+
+def prove_infeasible(A: np.ndarray, c: np.ndarray) -> dict:
+    """A Farkas certificate for {α ∈ [0,1]^n : A α ≤ c} from cvxpy (falling back, for n = 1, to
+    the closed-form interval certificate), re-checked in float64 and in exact rational
+    arithmetic. Returns ``{"float64": bool, "exact": bool, "rows": [...], "y": [...]}`` (rows are
+    indices into A; box rows are named ``box<j>``)."""
+    A = np.atleast_2d(np.asarray(A, dtype=np.float64))
+    c = np.asarray(c, dtype=np.float64).ravel()
+    Af, cf, y = farkas_certificate(A, c)
+    ok = check_farkas(Af, cf, y)
+    if not ok and A.shape[1] == 1:
+        Af, cf, y = interval_certificate(A[:, 0], c)
+        ok = check_farkas(Af, cf, y)
+    exact = check_farkas_exact(Af, cf, y) if ok else False
+    keep = np.flatnonzero(y > 1e-12)
+    n = A.shape[0]
+    return {"float64": bool(ok), "exact": bool(exact), "rows": [int(k) if k < n else f"box{k - n}" for k in keep],
+            "y": [float(y[k]) for k in keep], "yTc": float(y @ cf), "abs_yTA": float(np.abs(y @ Af).sum())}

@@ -1,8 +1,13 @@
-"""``fr theory``: run every registered claim, print (claim, paper, ours, pass/fail), write JSON.
+"""``fr theory``: run every registered claim; print claim · check · verdict · paper · ours; write JSON.
 
-Claims that need a corpus get the built-in generated corpus or ``--suite PATH``. A claim that
-raises is reported as failed with its error, and the rest still run; the exit code is 1 if any
-claim failed.
+Each claim gets two results, never merged (:mod:`theory.verdict`): ``check`` (pass / fail /
+error: the computation ran and its certificates re-verified) and ``verdict`` against the paper,
+decided by the rule stated with the claim. A claim that is not reproduced (or only partly) is
+diagnosed (:mod:`theory.diagnose`). Claims that need a corpus get the built-in generated suite
+or ``--suite PATH``, read exactly as ``fr bench run`` reads it, with the same embedder (MiniLM
+by default). A claim that raises is reported with ``check = error`` and the rest still run; the
+exit code is 1 if any check failed or errored — a *not reproduced* verdict is a finding, not a
+failure.
 """
 
 from __future__ import annotations
@@ -13,22 +18,20 @@ import math
 import traceback
 
 from ._base import CLAIMS, ClaimResult
+from .verdict import ERROR, FAIL, NOT_COMPARABLE, PASS, REPRODUCED, unverified
 
-#: Modules registering claims; missing optional ones (written by others) are skipped.
+#: Modules registering claims.
 CLAIM_MODULES = ("theory.formal", "theory.witnesses", "theory.corpus_claims")
+
+#: The ``fr theory --json`` keys of each claim (the output contract other tools read).
+RECORD_KEYS = ("id", "title", "paper", "ours", "check", "verdict", "rule", "reason", "parts", "diagnosis", "inputs")
 
 
 def load_claim_modules() -> list[str]:
-    """Import every claim module present; returns those imported."""
-    loaded = []
+    """Import every claim module; returns those imported."""
     for m in CLAIM_MODULES:
-        try:
-            importlib.import_module(m)
-            loaded.append(m)
-        except ModuleNotFoundError as e:
-            if e.name != m:
-                raise
-    return loaded
+        importlib.import_module(m)
+    return list(CLAIM_MODULES)
 
 
 def _jsonable(x):
@@ -43,67 +46,120 @@ def _jsonable(x):
     return x
 
 
-def run_claims(corpus_factory, ids: list[str] | None = None) -> list[dict]:
-    """Run claims (all, or ``ids``); ``corpus_factory()`` is called once, only if needed."""
-    corpus = None
-    corpus_error = None
+def run_claims(context, ids: list[str] | None = None, *, diagnose: bool = True, inputs: dict | None = None) -> list[dict]:
+    """Run claims (all, or ``ids``) with a :class:`theory.diagnose.Context` (whose corpus is
+    built once, only if a claim needs it). Returns one record per claim with the keys of
+    :data:`RECORD_KEYS` plus ``witness``."""
     out = []
     for cid, c in CLAIMS.items():
         if ids and cid not in ids:
             continue
-        rec = {"id": c.id, "title": c.title, "paper": c.paper}
+        rec = {"id": c.id, "title": c.title, "paper": c.paper, "rule": c.rule.text, "diagnosis": None,
+               "inputs": dict(inputs or {}) if c.needs_corpus else {"corpus": None}}
         try:
-            if c.needs_corpus:
-                if corpus is None and corpus_error is None:
-                    try:
-                        corpus = corpus_factory()
-                    except Exception as e:  # noqa: BLE001 — reported per claim
-                        corpus_error = f"corpus: {type(e).__name__}: {e}"
-                if corpus_error:
-                    raise RuntimeError(corpus_error)
-                res = c.check(corpus)
-            else:
-                res = c.check(None)
+            res = c.check(context.corpus if c.needs_corpus else None)
             if not isinstance(res, ClaimResult):
                 raise TypeError(f"check returned {type(res).__name__}, not ClaimResult")
-            rec.update(ours=res.ours, passed=bool(res.passed), witness=_jsonable(dict(res.witness)))
         except Exception as e:  # noqa: BLE001 — a failing claim must not stop the others
-            rec.update(ours=f"error: {type(e).__name__}: {e}", passed=False, witness={"traceback": traceback.format_exc()})
+            v = unverified(ERROR, f"{type(e).__name__}: {e}")
+            rec.update(ours=f"error: {type(e).__name__}: {e}", check=ERROR, verdict=v.verdict, reason=v.reason, parts=[],
+                       witness={"traceback": traceback.format_exc()})
+            out.append(rec)
+            continue
+        check = PASS if res.passed else FAIL
+        rec.update(ours=res.ours, check=check, witness=_jsonable(dict(res.witness)))
+        try:
+            v = c.rule.decide(res.witness) if check == PASS else unverified(FAIL, res.ours)
+        except Exception as e:  # noqa: BLE001 — a rule that cannot read its witness is a failed check
+            rec["check"] = ERROR
+            v = unverified(ERROR, f"rule: {type(e).__name__}: {e}")
+        rec.update(verdict=v.verdict, reason=v.reason, parts=[p.as_dict() for p in v.parts])
+        if diagnose and c.diagnose is not None and rec["check"] == PASS and v.verdict not in (REPRODUCED, NOT_COMPARABLE):
+            try:
+                rec["diagnosis"] = _jsonable(dict(c.diagnose(context, c, res, v)))
+            except Exception as e:  # noqa: BLE001 — a diagnosis that fails is reported in its place
+                rec["diagnosis"] = {"error": f"{type(e).__name__}: {e}", "traceback": traceback.format_exc(limit=6)}
         out.append(rec)
     return out
 
 
+def n_failed(records: list[dict]) -> int:
+    """Claims whose check failed or errored (the exit status counts these, not verdicts)."""
+    return sum(r["check"] != PASS for r in records)
+
+
 def format_table(records: list[dict]) -> str:
-    rows = [("claim", "paper", "ours", "")] + [(r["id"], r["paper"], r["ours"], "PASS" if r["passed"] else "FAIL") for r in records]
-    w0 = max(len(r[0]) for r in rows)
-    lines = []
-    for r in rows:
-        lines.append(f"{r[0]:<{w0}}  {r[3]:<4}  paper: {r[1]}" if r[3] else f"{r[0]:<{w0}}  {'':<4}  paper / ours")
-        if r[3]:
-            lines.append(f"{'':<{w0}}        ours:  {r[2]}")
+    """Plain-text table: claim, check, verdict, then the paper's statement, ours and the reason."""
+    w0 = max([len(r["id"]) for r in records] + [5])
+    lines = [f"{'claim':<{w0}}  {'check':<5}  verdict"]
+    for r in records:
+        lines.append(f"{r['id']:<{w0}}  {r['check'].upper():<5}  {r['verdict']}")
+        pad = " " * (w0 + 9)
+        lines.append(f"{pad}paper:  {r['paper']}")
+        lines.append(f"{pad}ours:   {r['ours']}")
+        if r["verdict"] != REPRODUCED:
+            lines.append(f"{pad}why:    {r['reason']}")
+        d = r.get("diagnosis")
+        if d and d.get("summary"):
+            lines.append(f"{pad}cause:  {d['summary']}")
     return "\n".join(lines)
 
 
-def _run(args) -> int:
-    from .corpus import load_corpus
+def verdict_counts(records: list[dict]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for r in records:
+        out[r["verdict"]] = out.get(r["verdict"], 0) + 1
+    return out
+
+
+def write_json(records: list[dict], path: str, inputs: dict | None = None) -> None:
+    """``{"inputs": ..., "claims": [...], "witnesses": {id: ...}}`` (the output contract)."""
+    doc = {"inputs": inputs or {}, "claims": [{k: r.get(k) for k in RECORD_KEYS} for r in records],
+           "witnesses": {r["id"]: r.get("witness") for r in records}}
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(_jsonable(doc), f, indent=1, default=str)
+
+
+def theory(suites, embedder, label: str, embedder_name: str, *, generated: bool, json_path: str | None = None,
+           ids: list[str] | None = None, diagnose: bool = True, log=print) -> list[dict]:
+    """Run every claim on ``suites`` with ``embedder`` (shared with the caller, e.g. ``fr
+    reproduce``), print the table and write the JSON. Returns the records."""
+    from .diagnose import Context
 
     load_claim_modules()
-    records = run_claims(lambda: load_corpus(args.suite, args.personas, args.embedder))
-    print(format_table(records))
-    n_fail = sum(not r["passed"] for r in records)
-    print(f"\n{len(records) - n_fail}/{len(records)} claims passed")
-    if args.json:
-        doc = {"claims": [{k: r[k] for k in ("id", "title", "paper", "ours", "passed")} for r in records],
-               "witnesses": {r["id"]: r["witness"] for r in records}}
-        with open(args.json, "w", encoding="utf-8") as f:
-            json.dump(doc, f, indent=1, default=str)
-    return 1 if n_fail else 0
+    inputs = {"suite": label, "embedder": embedder_name, "personas": len(suites)}
+    records = run_claims(Context(suites, embedder, label, generated=generated), ids, diagnose=diagnose, inputs=inputs)
+    log(format_table(records))
+    counts = verdict_counts(records)
+    log(f"\nchecks: {len(records) - n_failed(records)}/{len(records)} pass; verdicts: "
+        + ", ".join(f"{n} {v}" for v, n in sorted(counts.items())) + f"  [suite {label}, embedder {embedder_name}]")
+    if json_path:
+        write_json(records, json_path, inputs)
+    return records
+
+
+def _run(args) -> int:
+    from .corpus import get_embedder, load_suites
+
+    suites, label = load_suites(args.suite, args.personas, args.seed)
+    ids = [x.strip() for x in args.only.split(",") if x.strip()] if args.only else None
+    if ids:
+        load_claim_modules()
+        unknown = sorted(set(ids) - set(CLAIMS))
+        if unknown:
+            raise ValueError(f"--only: unknown claim id(s) {unknown}; known: {', '.join(CLAIMS)}")
+    records = theory(suites, get_embedder(args.embedder), label, args.embedder,
+                     generated=args.suite in (None, "synthetic"), json_path=args.json, ids=ids, diagnose=not args.no_diagnose)
+    return 1 if n_failed(records) else 0
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("theory", help="run every theory claim (paper vs ours)")
-    p.add_argument("--suite", help="suite JSON file or folder for the data claims (default: generated suites)")
-    p.add_argument("--personas", type=int, default=None, help="number of personas (generated default 8)")
-    p.add_argument("--embedder", choices=("hash", "minilm"), default="hash")
-    p.add_argument("--json", help="write {claims: [...], witnesses: {...}} here")
+    p = subparsers.add_parser("theory", help="run every theory claim: check and verdict against the paper")
+    p.add_argument("--suite", default="synthetic", help="suite JSON file or folder for the data claims, or 'synthetic' (default: the built-in generated suite)")
+    p.add_argument("--personas", type=int, default=None, help="number of personas (generated default 20; a path: the first N)")
+    p.add_argument("--seed", type=int, default=0, help="generator seed for --suite synthetic")
+    p.add_argument("--embedder", choices=("hash", "minilm"), default="minilm")
+    p.add_argument("--only", help="comma-separated claim ids to run (default: all)")
+    p.add_argument("--no-diagnose", action="store_true", help="skip the diagnosis experiments of claims not reproduced")
+    p.add_argument("--json", help="write {inputs, claims: [...], witnesses: {...}} here")
     p.set_defaults(func=_run)

@@ -1,0 +1,152 @@
+"""Verdicts against the paper, kept apart from whether a check ran.
+
+Every claim and every ledger row reports two results, never merged (SPEC §8):
+
+* **check** — ``pass``: our computation ran and every certificate re-verified; ``fail``: it ran
+  but a certificate did not verify (or a precondition of the measurement is missing);
+  ``error``: it raised.
+* **verdict** — whether the paper's statement holds on our data: ``reproduced``,
+  ``partly reproduced``, ``not reproduced``, or ``not comparable``; decided by a :class:`Rule`
+  written into the claim's definition before the claim runs, and printed beside it.
+
+A rule splits the paper's statement into named :class:`Part` s, each compared with an explicit
+tolerance or direction. ``reproduced`` ⇔ every part holds; ``not reproduced`` ⇔ no part holds,
+or a *core* part (the qualitative statement the figures illustrate) fails; ``partly reproduced``
+otherwise. A rule may instead declare the statement ``not comparable`` (e.g. absolute pass rates
+measured with an LLM judge against our judge-free scoring), with the reason.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+REPRODUCED = "reproduced"
+PARTLY = "partly reproduced"
+NOT_REPRODUCED = "not reproduced"
+NOT_COMPARABLE = "not comparable"
+VERDICTS = (REPRODUCED, PARTLY, NOT_REPRODUCED, NOT_COMPARABLE)
+
+PASS, FAIL, ERROR = "pass", "fail", "error"
+CHECKS = (PASS, FAIL, ERROR)
+
+
+@dataclass(frozen=True)
+class Part:
+    """One comparable piece of a paper statement: does it hold on our data, and the numbers."""
+
+    name: str
+    holds: bool
+    detail: str
+    core: bool = False
+
+    def as_dict(self) -> dict:
+        return {"name": self.name, "holds": bool(self.holds), "detail": self.detail, "core": self.core}
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A rule's decision: the verdict, a one-line reason, and the parts it was decided from."""
+
+    verdict: str
+    reason: str
+    parts: tuple[Part, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.verdict not in VERDICTS:
+            raise ValueError(f"verdict: {self.verdict!r} is not one of {VERDICTS}")
+
+    def as_dict(self) -> dict:
+        return {"verdict": self.verdict, "reason": self.reason, "parts": [p.as_dict() for p in self.parts]}
+
+
+def decide(parts: Sequence[Part]) -> Verdict:
+    """The verdict of a list of parts (see the module docstring)."""
+    parts = tuple(parts)
+    if not parts:
+        raise ValueError("parts: a rule must compare at least one part")
+    held = [p for p in parts if p.holds]
+    core_failed = [p for p in parts if p.core and not p.holds]
+    if len(held) == len(parts):
+        v = REPRODUCED
+    elif not held or core_failed:
+        v = NOT_REPRODUCED
+    else:
+        v = PARTLY
+    reason = "; ".join(f"{p.name} {'holds' if p.holds else 'does not hold'} ({p.detail})" for p in parts)
+    return Verdict(v, reason, parts)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """How a claim's verdict is decided: ``text`` states it in words (printed with the claim);
+    ``parts(witness)`` builds the comparisons from what the check measured. With
+    ``not_comparable`` set, the verdict is always ``not comparable`` for that reason."""
+
+    text: str
+    parts: Callable[[Mapping[str, Any]], Sequence[Part]] | None = None
+    not_comparable: str | None = None
+
+    def __post_init__(self) -> None:
+        if (self.parts is None) == (self.not_comparable is None):
+            raise ValueError("Rule: give exactly one of parts= or not_comparable=")
+
+    def decide(self, witness: Mapping[str, Any]) -> Verdict:
+        if self.not_comparable is not None:
+            return Verdict(NOT_COMPARABLE, self.not_comparable)
+        return decide(self.parts(witness))
+
+
+# --------------------------------------------------------------------------- part builders
+
+
+def _fmt(x: Any) -> str:
+    if isinstance(x, bool) or x is None:
+        return str(x)
+    if isinstance(x, (int,)):
+        return f"{x:,}"
+    x = float(x)
+    if not math.isfinite(x):
+        return str(x)
+    a = abs(x)
+    return f"{x:.3g}" if (a >= 1e-2 and a < 1e4) or a == 0 else f"{x:.2e}"
+
+
+def within(name: str, ours: float | None, paper: float, *, rtol: float | None = None, atol: float | None = None,
+           unit: str = "", core: bool = False, scale: float = 1.0) -> Part:
+    """``|ours − paper| ≤ atol`` or ``≤ rtol·|paper|`` (``scale`` multiplies both for display,
+    e.g. 100 for percentages; tolerances are in the unscaled units)."""
+    if (rtol is None) == (atol is None):
+        raise ValueError(f"{name}: give exactly one of rtol= or atol=")
+    tol = atol if atol is not None else rtol * abs(paper)
+    ok = ours is not None and math.isfinite(float(ours)) and abs(float(ours) - paper) <= tol + 1e-12
+    tol_txt = f"±{_fmt(tol * scale)}{unit}" if atol is not None else f"±{100 * rtol:.0f}%"
+    o = "–" if ours is None else f"{_fmt(float(ours) * scale)}{unit}"
+    return Part(name, bool(ok), f"ours {o}, paper {_fmt(paper * scale)}{unit}, tolerance {tol_txt}", core)
+
+
+def holds(name: str, ok: bool, detail: str, *, core: bool = False) -> Part:
+    """A part that is a statement checked directly (a direction, an exact equality, a bound)."""
+    return Part(name, bool(ok), detail, core)
+
+
+def statements(text: str, names: Sequence[str], *, core: Sequence[str] = ()) -> Rule:
+    """A rule over boolean sub-statements the check stores in ``witness["statement"][name]``
+    (and optionally a detail string in ``witness["statement_detail"][name]``)."""
+    core = tuple(core)
+
+    def parts(w: Mapping[str, Any]) -> list[Part]:
+        st = w.get("statement") or {}
+        det = w.get("statement_detail") or {}
+        missing = [n for n in names if n not in st]
+        if missing:
+            raise KeyError(f"witness.statement lacks {missing}")
+        return [Part(n, bool(st[n]), str(det.get(n, "true on our witness" if st[n] else "false on our witness")), n in core) for n in names]
+
+    return Rule(text, parts)
+
+
+def unverified(check: str, why: str) -> Verdict:
+    """The verdict when the check did not pass: no statement about the paper can be made."""
+    return Verdict(NOT_COMPARABLE, f"no verdict: the check {'errored' if check == ERROR else 'failed'} ({why})")
