@@ -53,7 +53,9 @@ import frcore
 from frcore import reference as ref
 from frcore._runtime import ASYNC_ENV
 
-PAPER = {"median_us_k20": 47, "slope_ns": 1960}
+from .ledger import PAPER as _LEDGER_PAPER
+
+PAPER = {k: _LEDGER_PAPER["latency"][k] for k in ("median_us_k20", "slope_ns")}
 IMPLS = ("jax", "jax_from_numpy", "numpy", "python")
 FULL_KS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10_000, 20_000, 50_000, 100_000)
 QUICK_KS = (1, 5, 10, 20, 50, 100, 200, 500, 1000)

@@ -1,8 +1,12 @@
-"""``fr reproduce``: theory claims, the benchmark, every sweep and latency, then every figure and
-table, into one folder with ``REPORT.md`` (our figures beside the paper's, the SPEC §8 ledger)
-and ``manifest.json`` (every output with the command that made it, and any failures).
+"""``fr reproduce``: theory claims, the benchmark, the σ-scale diagnosis, every sweep and
+latency, then every figure and table and the ledger's verdicts, into one folder with
+``REPORT.md`` (opening with the verdict table: claim · paper · ours · check · verdict · reason)
+and ``manifest.json`` (every output with the command that made it, the inputs of every part,
+the verdicts, and any failures).
 
-A failure in one part is reported and the rest still runs.
+Every part runs on the same suites with the same embedder. A failure in one part is reported
+and the rest still runs; the exit status is 1 when any part raised or any check did not pass —
+a *not reproduced* verdict is a finding, not a failure.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ class Run:
         self.outputs: list[dict] = []
         self.failures: list[dict] = []
         self.timings: dict[str, float] = {}
+        self.inputs: dict[str, dict] = {}
 
     def part(self, name: str, fn: Callable[[], Any]) -> Any:
         _log(f"{name} ...")
@@ -45,7 +50,23 @@ class Run:
         self.outputs.append({"path": str(Path(path).relative_to(self.out)) if Path(path).is_relative_to(self.out) else str(path), "kind": kind, "command": command})
 
 
+def _rename_systems(res: dict, names: dict[str, str]) -> dict:
+    """A benchmark result with systems renamed (``names``: old → new), records included."""
+    res = dict(res)
+    res["systems"] = {names.get(k, k): v for k, v in res["systems"].items()}
+    res["questions"] = [{**q, "system": names.get(q["system"], q["system"])} for q in res.get("questions", [])]
+    res.pop("comparisons_vs_fr_full", None)
+    return res
+
+
+#: The σ-scale diagnosis: these systems with σ max-normalised per query, renamed.
+SIGMA_DIAGNOSIS = {"fr-full": "fr-sigma-max", "fr-no-floors": "fr-sigma-max-no-floors", "fr-global-alpha": "fr-sigma-max-global-alpha"}
+
+
 def reproduce(out: Path, quick: bool = False, suite: str = "synthetic", personas: int | None = None, embedder_name: str = "minilm", scheduler: str | None = None, seed: int = 0) -> dict:
+    """Run every part on one suite with one embedder; returns the manifest (``failures`` lists
+    parts that raised and checks that did not pass)."""
+    from experiments import ledger
     from frcore.bench.cli import load_suites_arg, make_embedder
     from frcore.cli import main as fr_main
 
@@ -53,27 +74,36 @@ def reproduce(out: Path, quick: bool = False, suite: str = "synthetic", personas
     run = Run(out)
     R = run.results
     n_personas = personas or (8 if quick else 20)
-    suite_args = ["--suite", suite] + (["--personas", str(n_personas)] if suite == "synthetic" or personas else [])
+    generated = suite == "synthetic"
+    suite_args = ["--suite", suite] + (["--personas", str(n_personas)] if generated or personas else [])
     tag = " ".join(suite_args)
 
-    # 1. theory
+    suites, label = run.part("load suites", lambda: load_suites_arg(suite, n_personas if (generated or personas) else None, seed)) or ([], suite)
+    emb = run.part("embedder", lambda: make_embedder(embedder_name))
+    inputs = {"suite": label, "personas": len(suites), "embedder": embedder_name}
+
+    # 1. theory (the same suites and embedder as every other part)
     def theory():
-        cmd = ["theory", "--json", str(R / "theory.json")] + (["--suite", suite] if suite != "synthetic" else ["--personas", str(min(n_personas, 8))])
-        code = fr_main(cmd)
-        run.record(R / "theory.json", "results", "fr " + " ".join(cmd))
-        return code
+        from theory.run import n_failed
+        from theory.run import theory as run_theory
+
+        records = run_theory(suites, emb, label, embedder_name, generated=generated, json_path=str(R / "theory.json"),
+                             log=lambda m: print(m, file=sys.stderr))
+        run.record(R / "theory.json", "results", f"fr theory {tag} --embedder {embedder_name} --json theory.json")
+        for r in records:
+            if r["check"] != "pass":
+                run.failures.append({"part": f"theory check {r['id']}", "error": f"check {r['check']}: {r['ours']}"})
+        return n_failed(records)
 
     run.part("theory", theory)
+    run.inputs["theory"] = inputs
 
     # 2. benchmark (every system)
-    suites, label = run.part("load suites", lambda: load_suites_arg(suite, n_personas if (suite == "synthetic" or personas) else None, seed)) or ([], suite)
-    emb = run.part("embedder", lambda: make_embedder(embedder_name))
-
     def bench():
         from frcore.bench._metrics import markdown_table
         from frcore.bench._runner import run_benchmark
 
-        res = run_benchmark(suites, "all", emb, suite_label=label, keep_terms=not quick)
+        res = run_benchmark(suites, "all", emb, suite_label=label, keep_terms=True)
         (R / "bench.json").write_text(json.dumps(res, default=str))
         (R / "bench.md").write_text(markdown_table(res) + "\n")
         cmd = f"fr bench run {tag} --systems all --embedder {embedder_name} --json bench.json"
@@ -81,7 +111,8 @@ def reproduce(out: Path, quick: bool = False, suite: str = "synthetic", personas
         run.record(R / "bench.md", "table", cmd)
         return res
 
-    bench_res = run.part("benchmark", bench)
+    run.part("benchmark", bench)
+    run.inputs["benchmark"] = inputs
 
     def bench_gold():
         from frcore.bench._runner import run_benchmark
@@ -91,6 +122,20 @@ def reproduce(out: Path, quick: bool = False, suite: str = "synthetic", personas
         run.record(R / "bench_gold_intent.json", "results", f"fr bench run {tag} --gold-intent --embedder {embedder_name} --json bench_gold_intent.json")
 
     run.part("benchmark (gold intent)", bench_gold)
+    run.inputs["benchmark (gold intent)"] = inputs
+
+    # 2b. diagnosis of the σ scale: the same suite with σ max-normalised per query
+    def sigma_diagnosis():
+        from frcore.bench._runner import run_benchmark
+
+        res = run_benchmark(suites, ",".join(list(SIGMA_DIAGNOSIS) + ["flat-cosine"]), emb, suite_label=label, keep_terms=False,
+                            pipeline_overrides={"sigma_scale": "max"})
+        (R / "diagnosis_sigma.json").write_text(json.dumps(_rename_systems(res, SIGMA_DIAGNOSIS), default=str))
+        run.record(R / "diagnosis_sigma.json", "results",
+                   f"fr bench run {tag} --systems {','.join(SIGMA_DIAGNOSIS)},flat-cosine --pipeline sigma_scale=max --embedder {embedder_name} --json diagnosis_sigma.json")
+
+    run.part("diagnosis (σ scale)", sigma_diagnosis)
+    run.inputs["diagnosis (σ scale)"] = {**inputs, "pipeline": {"sigma_scale": "max"}}
 
     # 3. sweeps
     def sweeps():
@@ -102,15 +147,19 @@ def reproduce(out: Path, quick: bool = False, suite: str = "synthetic", personas
             run.record(path, "results", f"fr sweep {tag} --embedder {embedder_name} --only {name}{' --quick' if quick else ''} --out results")
 
     run.part("sweeps", sweeps)
+    run.inputs["sweeps"] = inputs
 
     # 4. latency
     def latency():
         cmd = ["latency", "--json", str(R / "latency.json")] + (["--quick"] if quick else [])
         code = fr_main(cmd)
         run.record(R / "latency.json", "results", "fr " + " ".join(cmd))
+        if code:
+            raise RuntimeError(f"fr latency exited {code}")
         return code
 
     run.part("latency", latency)
+    run.inputs["latency"] = {"suite": "random kernel inputs (no suite)", "embedder": None}
 
     # 5. figures and tables
     def figures():
@@ -124,11 +173,23 @@ def reproduce(out: Path, quick: bool = False, suite: str = "synthetic", personas
 
     run.part("figures", figures)
 
-    # 6. report
+    # 6. ledger verdicts and the report
+    def verdicts():
+        rows = ledger.evaluate(R)
+        (R / "ledger.json").write_text(json.dumps({"inputs": inputs, "rows": rows}, indent=1, default=str))
+        run.record(R / "ledger.json", "results", "fr ledger results --json ledger.json")
+        for r in rows:
+            if r["check"] != "pass":
+                run.failures.append({"part": f"ledger {r['id']}", "error": r["reason"]})
+        return rows
+
+    rows = run.part("ledger", verdicts) or []
     report = out / "REPORT.md"
-    run.part("report", lambda: report.write_text(render_report(R, run, quick=quick, label=label, embedder=embedder_name)))
+    run.part("report", lambda: report.write_text(render_report(R, run, rows, quick=quick, label=label, embedder=embedder_name)))
     run.record(report, "table", "fr reproduce" + (" --quick" if quick else ""))
-    manifest = {"outputs": run.outputs, "failures": run.failures, "timings_s": run.timings, "suite": label, "embedder": embedder_name, "quick": quick}
+    manifest = {"outputs": run.outputs, "failures": run.failures, "timings_s": run.timings, "suite": label, "embedder": embedder_name,
+                "quick": quick, "inputs": run.inputs,
+                "verdicts": {r["id"]: r["verdict"] for r in rows}}
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1, default=str))
     _log(f"wrote {report} and {out / 'manifest.json'} ({len(run.outputs)} outputs, {len(run.failures)} failures)")
     return manifest
@@ -141,84 +202,62 @@ def _load(path: Path) -> dict | None:
         return None
 
 
-def _pct(x) -> str:
-    return "–" if x is None else f"{100 * float(x):.1f}%"
+def render_report(R: Path, run: Run, rows: list[dict], quick: bool, label: str, embedder: str) -> str:
+    """REPORT.md: the verdict table first (every ledger row and every theory claim), then the
+    diagnoses, the benchmark table, failures, inputs and timings."""
+    from experiments.ledger import verdict_table
 
-
-def render_report(R: Path, run: Run, quick: bool, label: str, embedder: str) -> str:
-    """REPORT.md: the SPEC §8 ledger — each paper claim beside our figure."""
-    bench = _load(R / "bench.json") or {}
     theory = _load(R / "theory.json") or {}
-    lat = _load(R / "latency.json") or {}
-    mult = _load(R / "sweep_multiplier.json") or {}
-    alpha = _load(R / "sweep_alpha.json") or {}
-    noise = _load(R / "sweep_noise.json") or {}
-    labels = _load(R / "sweep_labels.json") or {}
-    gran = _load(R / "sweep_granularity.json") or {}
-    hold = _load(R / "sweep_holdout.json") or {}
-    claims = {c["id"]: c for c in theory.get("claims", [])}
-    sysr = bench.get("systems", {})
-
-    def sp(name, key="pass"):
-        return sysr.get(name, {}).get("overall", {}).get(key)
-
-    def claim(cid):
-        c = claims.get(cid)
-        return "–" if c is None else f"{c['ours']} ({'pass' if c['passed'] else 'FAIL'})"
-
-    lat_k20 = next((r["median_us"] for r in lat.get("results", []) if r.get("impl") == "jax" and r.get("k") == 20), None)
-    slope = lat.get("slope_ns", {}).get("jax")
-    other = lat.get("other_dispatch") or {}
-    other_k20 = next((r["median_us"] for r in other.get("results", []) if r.get("impl") == "jax" and r.get("k") == 20), None)
-    lat_mode = (lat.get("machine") or {}).get("cpu_dispatch", "?")
-    lat_text = "–"
-    if lat_k20 and slope is not None:
-        lat_text = f"{lat_k20:.1f} μs at k=20 ({lat_mode} CPU dispatch"
-        lat_text += f"; {other_k20:.1f} μs with {other.get('cpu_dispatch')} dispatch" if other_k20 else ""
-        lat_text += f"); {slope:.1f} ns/candidate (jitted JAX, this 2-core machine)"
-    slot = noise.get("summary", {}).get("slot_key", {})
-    slot_hi = slot.get(max(slot, key=float)) if slot else None
-    lab = labels.get("summary", {}).get("label_pair", {})
-    g_rows = gran.get("rows", [])
-    rows = [
-        ("47 μs median at k=20; 1.96 μs/candidate", "latency scaling", lat_text),
-        ("P_e ≥ 1/2 for (σ, Δt) scorers; basis minimal; 3′, 3″", "theory", "; ".join(claim(c) for c in ("thm1", "thm2", "thm3p", "thm3pp"))),
-        ("99.8% of 1,566 cross-pairs infeasible under global α; 0 feasible 11x11 cells", "theory A.10", claim("a10_global_alpha")),
-        ("10 of 11 categories tolerate 0.25x–4x at Jaccard ≥ 0.95", "multiplier sweep", f"{mult.get('n_whole_range', '–')} of 11 tolerate the whole range" + ("; RELATIONAL_BONDS " + str(mult.get("per_category", {}).get("RELATIONAL_BONDS", {}).get("feasible")) if mult else "")),
-        ("13.3pp predicted vs 12pp observed", "theory A.12", claim("a12_decomposition")),
-        ("partition variances 3.60e-3 / 2.09e-2 / 4.69e-2; 4.2x", "theory A.5", claim("a5_partition")),
-        ("10% label noise → Jaccard 0.974; 50% → 0.905, τ 0.897", "label perturbation", "; ".join(f"{r}: J {v['jaccard'][0]:.3f} ± {v['jaccard'][1]:.3f}, τ {v['tau'][0]:.3f}, {v['displaced_per_query'][0]:.2f} displaced/query" for r, v in sorted(lab.items(), key=lambda kv: float(kv[0]))) or "–"),
-        ("slot-key noise: τ ≈ 0.997 while Jaccard falls to 0.76", "metadata-noise sweep", f"at the highest rate: τ {slot_hi['tau'][0]:.3f}, Jaccard {slot_hi['jaccard'][0]:.3f}" if slot_hi else "–"),
-        ("gains saturate near 7 clusters", "granularity sweep", ", ".join(f"k={r['k']}: {_pct(r['pass'])}" for r in g_rows) + (f"; cognitive-3: {_pct(gran.get('cognitive_3', {}).get('pass'))}" if gran else "") if g_rows else "–"),
-        ("full 72.9 / no-routing 66.7 / uniform 66.5 / baseline 60.7", "ablation table", f"fr-full {_pct(sp('fr-full'))} / fr-no-routing {_pct(sp('fr-no-routing'))} / fr-uniform-decay {_pct(sp('fr-uniform-decay'))} / flat-cosine {_pct(sp('flat-cosine'))}"),
-        ("floors: Hit@1 19% → 31%; uniform α=0.3 drops AV8 to 12.5%", "ablations", f"Hit@1 fr-no-floors {_pct(sp('fr-no-floors', 'hit@1'))} → fr-full {_pct(sp('fr-full', 'hit@1'))}; AV8 at uniform α=0.3: {_pct(alpha.get('uniform_alpha_0.3_per_av', {}).get('AV8'))} (fr-full {_pct(alpha.get('fr_full_per_av', {}).get('AV8'))})"),
-        ("66.8% of entries have primary weight < 0.90; 2.0 categories per entry", "corpus statistics", claim("a14_corpus")),
-        ("20/20 persona holdout: 77.0% vs 76.8%", "holdout", f"held-out half: calibrated α {_pct(hold.get('calibrated_pass_test'))} vs default {_pct(hold.get('default_pass_test'))}" if hold else "–"),
-    ]
+    claims = theory.get("claims", [])
+    every = rows + [c for c in claims if c["id"] not in {r["id"] for r in rows}]
+    counts: dict[str, int] = {}
+    for x in every:
+        counts[x["verdict"]] = counts.get(x["verdict"], 0) + 1
     lines = [
         "# Fortunate Recall — reproduction report",
         "",
-        f"Suite: `{label}`; embedder: `{embedder}`; {'quick (reduced grids)' if quick else 'full run'}. "
-        "Every number below was produced by this run; the commands are in `manifest.json`. Where our figure differs "
-        "from the paper's, the paper measured its own system (LLM extraction, Graphiti / its bank, LLM judge) on its own data; "
-        "ours is judge-free retrieval scoring on the suite named above. Nothing was tuned to match.",
+        f"Suite: `{label}`; embedder: `{embedder}` (every part; see *Inputs*); {'quick (reduced grids)' if quick else 'full run'}. "
+        "Every number below was produced by this run; the commands are in `manifest.json`.",
         "",
-        "## Ledger (SPEC §8)",
+        "Two results per claim, never merged: **check** — our computation ran and its certificates re-verified (pass / fail / "
+        "error); **verdict** — whether the paper's statement holds on this suite (reproduced / partly reproduced / not reproduced / "
+        "not comparable), decided by the rule printed with the claim (`results/ledger.json`, `results/theory.json`). The paper "
+        "measured its own system (LLM extraction, Graphiti or its bank, an LLM judge) on its own data; nothing here was tuned to match.",
         "",
-        "| paper claim | where | ours |",
-        "|---|---|---|",
-        *[f"| {a} | {b} | {c} |" for a, b, c in rows],
+        "## Verdicts",
+        "",
+        "Verdicts: " + ", ".join(f"{n} {v}" for v, n in sorted(counts.items())) + ".",
+        "",
+        *verdict_table(rows, claims),
+        "",
+        "## Rules",
+        "",
+        *[f"- **{x['id']}**: {x['rule']}" for x in every],
         "",
     ]
+    diag = [x for x in every if x.get("diagnosis") and x["diagnosis"].get("summary")]
+    if diag:
+        lines += ["## Diagnoses", ""]
+        for x in diag:
+            d = x["diagnosis"]
+            lines.append(f"- **{x['id']}** ({x['verdict']}): {d['summary']}")
+            for name, v in (d.get("variants") or {}).items():
+                lines.append(f"  - {v.get('cause')} — {v.get('what')}: " + (f"{v.get('verdict')}; {v.get('ours')}" if "verdict" in v else str(v.get("skipped") or v.get("error") or v.get("check"))))
+            if d.get("interpretation"):
+                it = d["interpretation"]
+                lines.append(f"  - interpretation — {it['what']}: satisfiable alone {100 * float(it['satisfiable_alone']['share_infeasible']):.1f}% of "
+                             f"{it['satisfiable_alone']['cross_pairs']:,}; all pairs {100 * float(it['all_pairs']['share_infeasible']):.1f}% of {it['all_pairs']['cross_pairs']:,}")
+            if d.get("score_regime"):
+                sr = d["score_regime"]
+                lines.append("  - score regime: " + ", ".join(f"{k} {v:.3g}" if isinstance(v, float) else f"{k} {v}" for k, v in sr.items()))
+        lines.append("")
     md = R / "bench.md"
     if md.exists():
         lines += ["## Benchmark (every system)", "", md.read_text(), ""]
-    if claims:
-        lines += ["## Theory claims", "", "| claim | paper | ours | result |", "|---|---|---|---|"]
-        lines += [f"| {c['id']}: {c['title']} | {c['paper']} | {c['ours']} | {'pass' if c['passed'] else 'FAIL'} |" for c in theory.get("claims", [])]
-        lines.append("")
     if run.failures:
         lines += ["## Failures", ""] + [f"- **{f['part']}**: {f['error']}" for f in run.failures] + [""]
+    if getattr(run, "inputs", None):
+        lines += ["## Inputs (per part)", ""] + [f"- {k}: " + ", ".join(f"{a} `{b}`" for a, b in v.items()) for k, v in run.inputs.items()] + [""]
     lines += ["## Timings (s)", "", ", ".join(f"{k}: {v}" for k, v in run.timings.items()), ""]
     return "\n".join(lines)
 

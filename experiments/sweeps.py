@@ -39,6 +39,8 @@ from frcore.bench._metrics import mcnemar, paired_bootstrap, question_outcome
 from frcore.bench._runner import bank_records, git_revision
 from frcore.bench._systems import SYSTEMS, cognitive_partition, collapse_params
 
+from .ledger import PAPER
+
 K = 10
 MULTIPLIERS = (0.25, 0.33, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0)
 #: Category pairs a classifier confuses (our choice of pairs, following the paper's B.1.2 idea).
@@ -240,7 +242,7 @@ def run_multiplier(table: SweepTable, cfg: MultiplierSweep = MultiplierSweep()) 
             "whole_range": bool(len(ok) == M),
         }
     n_whole = sum(v["whole_range"] for v in per.values())
-    return {**_meta(cfg, None, table), "per_category": per, "n_whole_range": n_whole, "paper": {"n_whole_range": 10, "RELATIONAL_BONDS": [0.33, 4.0]}}
+    return {**_meta(cfg, None, table), "per_category": per, "n_whole_range": n_whole, "paper": {k: PAPER["multiplier"][k] for k in ("n_whole_range", "RELATIONAL_BONDS")}}
 
 
 def run_alpha(table: SweepTable, cfg: AlphaSweep = AlphaSweep()) -> dict:
@@ -266,7 +268,7 @@ def run_alpha(table: SweepTable, cfg: AlphaSweep = AlphaSweep()) -> dict:
     p03 = passes(rankings(t03, table), table)
     out["uniform_alpha_0.3_per_av"] = _per_av(p03, table)
     out["fr_full_per_av"] = _per_av(ref_pass, table)
-    out["paper"] = {"fine_all_fail_bonferroni": True, "bonferroni_threshold": 0.0056, "uniform_alpha_0.3_AV8": 0.125}
+    out["paper"] = PAPER["alpha"]
     return out
 
 
@@ -395,14 +397,14 @@ def run_noise(table: SweepTable, cfg: NoiseSweep = NoiseSweep(), scheduler: str 
     """Metadata-noise sweeps over the full basis (paper: slot-key corruption keeps τ ≈ 0.997
     while Jaccard falls to 0.76)."""
     rows = _noise_grid(table, [(k, r, s) for k in cfg.kinds for r in cfg.rates for s in cfg.seeds], scheduler, client)
-    return {**_meta(cfg, None, table), "rows": rows, "summary": _summarize(rows), "paper": {"slot_key": {"tau": 0.997, "jaccard": 0.76}}}
+    return {**_meta(cfg, None, table), "rows": rows, "summary": _summarize(rows), "paper": PAPER["noise"]}
 
 
 def run_label_perturbation(table: SweepTable, cfg: LabelPerturbation = LabelPerturbation(), scheduler: str | None = None, client=None) -> dict:
     """Category-label perturbation inside confused pairs (paper: 10% → Jaccard 0.974 ± 0.002,
     0.29 displaced edges per query; 50% → Jaccard 0.905, τ 0.897)."""
     rows = _noise_grid(table, [("label_pair", r, s) for r in cfg.rates for s in cfg.seeds], scheduler, client)
-    return {**_meta(cfg, None, table), "rows": rows, "summary": _summarize(rows), "paper": {"0.1": {"jaccard": 0.974, "jaccard_sd": 0.002, "displaced": 0.29}, "0.5": {"jaccard": 0.905, "tau": 0.897}}}
+    return {**_meta(cfg, None, table), "rows": rows, "summary": _summarize(rows), "paper": PAPER["labels"]}
 
 
 def _summarize(rows: list[dict]) -> dict:
@@ -428,7 +430,7 @@ def run_granularity(table: SweepTable, cfg: Granularity = Granularity()) -> dict
     sets = [collapse_params(base, parts[k]) for k in cfg.ks] + [collapse_params(base, cognitive_partition())]
     p = passes(rankings(scores(table, stack_params(sets)), table), table)
     rows = [{"k": k, "pass": float(p[i].mean()), "groups": parts[k]} for i, k in enumerate(cfg.ks)]
-    return {**_meta(cfg, None, table), "rows": rows, "cognitive_3": {"pass": float(p[-1].mean()), "groups": cognitive_partition()}, "paper": {"saturates_near": 7}}
+    return {**_meta(cfg, None, table), "rows": rows, "cognitive_3": {"pass": float(p[-1].mean()), "groups": cognitive_partition()}, "paper": PAPER["granularity"]}
 
 
 # ----------------------------------------------------------------------------- holdout
@@ -461,7 +463,7 @@ def run_holdout(suites, embedder, table: SweepTable, seed: int = 0) -> dict:
         "calibrated_pass_train": float(p[1, train_idx].mean()),
         "calibration_margin": cert.get("margin") if isinstance(cert, dict) else None,
         "calibrated_alpha": [round(float(a), 4) for a in np.asarray(params.alpha)],
-        "paper": {"calibrated": 0.770, "default": 0.768},
+        "paper": PAPER["holdout"],
     }
 
 

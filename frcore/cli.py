@@ -17,6 +17,7 @@ SUBCOMMANDS: dict[str, str] = {
     "sweep": "experiments.sweeps",
     "figures": "paper_figures.build",
     "reproduce": "experiments.reproduce",
+    "ledger": "experiments.ledger",
 }
 
 

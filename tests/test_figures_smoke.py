@@ -43,8 +43,8 @@ SAMPLES = {
                    "systems": {"fr-full": {"overall": _metrics(0.875), "per_av": {"AV1": _metrics(0.75)}},
                                "flat-cosine": {"overall": _metrics(0.375), "per_av": {"AV1": _metrics(0.25)}}},
                    "comparisons_vs_fr_full": {"flat-cosine": {"pass": {"diff": 0.5, "ci_low": 0.25, "ci_high": 0.75}, "mcnemar": {"p_value": 0.0313}}}},
-    "theory.json": {"claims": [{"id": "thm1", "title": "Theorem 1", "paper": "P_e ≥ 1/2", "ours": "held on 40/40 | piped", "passed": True},
-                               {"id": "a10", "title": "A.10", "paper": "99.8% infeasible", "ours": "97.0%", "passed": False}], "witnesses": {}},
+    "theory.json": {"claims": [{"id": "thm1", "title": "Theorem 1", "paper": "P_e ≥ 1/2", "ours": "held on 40/40 | piped", "check": "pass", "verdict": "reproduced", "reason": "every part holds"},
+                               {"id": "a10", "title": "A.10", "paper": "99.8% infeasible", "ours": "97.0%", "check": "pass", "verdict": "not reproduced", "reason": "share differs"}], "witnesses": {}},
 }
 FIGURES = {"fig_latency.png", "fig_multiplier.png", "fig_alpha.png", "fig_noise.png", "fig_labels.png", "fig_granularity.png"}
 TABLES = {f"{s}.{e}" for s in ("tab_multiplier", "tab_ablation", "tab_ablation_per_av", "tab_theory", "tab_holdout") for e in ("md", "csv")}
@@ -87,7 +87,8 @@ def test_tables_carry_input_numbers_and_paper_column(built):
     assert "87.5" in fr and "72.9" in fr and "reference" in fr
     assert "37.5" in fc and "+50.0 [+25.0, +75.0]" in fc and "0.0313" in fc and "60.7" in fc
     th = (out / "tab_theory.md").read_text()
-    assert "1 of 2 claims pass" in th and "FAIL" in th and "\\|" in th  # pipe inside a cell is escaped
+    assert "2 of 2 checks pass; 1 of 2 claims reproduced" in th and "| pass | not reproduced | share differs |" in th
+    assert "\\|" in th  # pipe inside a cell is escaped
     ho = (out / "tab_holdout.md").read_text()
     assert "56.2" in ho and "77.0" in ho and "76.8" in ho
     mu = (out / "tab_multiplier.md").read_text()
@@ -108,10 +109,10 @@ def test_missing_input_is_a_recorded_failure(tmp_path):
         ("latency.json", lambda d: d["results"][2].pop("median_us"), "results[2]"),
         ("sweep_granularity.json", lambda d: d["rows"][4].__setitem__("pass", "n/a"), "rows[4].pass"),
         ("bench.json", lambda d: d["systems"]["flat-cosine"]["overall"].pop("mrr"), "systems.flat-cosine.overall.mrr"),
-        ("theory.json", lambda d: d["claims"][1].__setitem__("passed", "yes"), "claims[1]"),
+        ("theory.json", lambda d: d["claims"][1].__setitem__("verdict", "passed"), "claims[1]"),
         ("sweep_noise.json", lambda d: d["summary"]["category"]["0.3"].__setitem__("tau", [0.9]), "summary.category.0.3.tau"),
     ],
-    ids=["latency-missing-median", "granularity-bad-pass", "bench-missing-mrr", "theory-bad-passed", "noise-short-pair"],
+    ids=["latency-missing-median", "granularity-bad-pass", "bench-missing-mrr", "theory-bad-verdict", "noise-short-pair"],
 )
 def test_malformed_input_names_file_and_field(tmp_path, file, mutate, needle):
     d = json.loads(json.dumps(SAMPLES[file]))

@@ -40,7 +40,7 @@ import numpy as np
 
 import frcore
 from frcore import CATEGORY_NAMES, N_CATEGORIES, State
-from frcore._ontology import SUPERSESSION_CONFIDENCE_THRESHOLD, as_arrays, category_index
+from frcore._ontology import category_index
 
 #: Default built-in corpus: this many generated personas (as ``fr bench run``), from this seed.
 DEFAULT_PERSONAS = 20

@@ -71,7 +71,8 @@ def a2_4_regime(corpus) -> ClaimResult:
     P = _memo(corpus)["pairs"]
     P = P.subset(P.gold)
     if len(P) == 0:
-        return ClaimResult("no gold (support, wrong) pairs in the corpus", False, {"pairs": 0})
+        return ClaimResult("not measurable: no gold (support, wrong) pairs in the corpus", True,
+                           {"pairs": 0, "not_measurable": "no gold (support, wrong) pairs"})
     req = poly.required_alpha(P)
     mis = P.eps < 0
     finite = req[mis & np.isfinite(req)]
@@ -126,11 +127,12 @@ def _a7_1_parts(w):
     diagnose=corpus_diagnosis,
 )
 def a7_1_witness(corpus) -> ClaimResult:
-    """Check: both kinds of pairs exist on the corpus (else nothing can be measured)."""
+    """Check: the bounds were computed (a corpus without both kinds of pairs is *not
+    measurable*: verdict not comparable)."""
     w = a7_1_bounds(_memo(corpus)["pairs"])
     if not (w["preservation_pairs"] and w["suppression_pairs"]):
-        return ClaimResult(f"not measurable on this corpus: {w['preservation_pairs']} FINANCIAL preservation, "
-                           f"{w['suppression_pairs']} LOGISTICAL suppression pairs", False, w)
+        why = f"{w['preservation_pairs']} FINANCIAL preservation, {w['suppression_pairs']} LOGISTICAL suppression pairs"
+        return ClaimResult(f"not measurable on this corpus: {why}", True, {**w, "not_measurable": why})
     lo, up = w["alpha_lower_median"], w["alpha_upper_median"]
     return ClaimResult(f"preservation α ≤ {up:.3f} (n={w['preservation_pairs']}), suppression α ≥ {lo:.3f} "
                        f"(n={w['suppression_pairs']}): " + ("conflict" if lo > up else "no conflict"), True, w)
@@ -348,7 +350,8 @@ def a10_category_alpha(corpus) -> ClaimResult:
     ca = w.get("category_alpha")
     rs = w["cross_pairs_restored_by_category_alpha"]
     if ca is None:
-        return ClaimResult("no requirement rows with a non-constant category-α row", False, w)
+        why = "no requirement rows with a non-constant category-α row"
+        return ClaimResult(f"not measurable: {why}", True, {"not_measurable": why})
     if ca["verified_feasible"]:
         ours = f"category α feasible (margin {ca['margin']:.3g}; point exact-checked: {ca.get('feasible_exact')})"
         passed = bool(ca.get("feasible_exact"))

@@ -131,7 +131,22 @@ def rerun(claim, corpus) -> dict:
     return out
 
 
-def _summary(base: Mapping[str, Any], variants: Mapping[str, dict]) -> str:
+def pair_regime(corpus) -> dict:
+    """Of the corpus's requirement pairs (:func:`theory.polytope.requirement_pairs`), the share
+    whose two activations are both below 0.01: there b_s − b_x ≈ (1 − α)(σ_s − σ_x), so α only
+    scales the σ gap and cannot reorder the pair (suppression of a stale edge that σ prefers
+    needs α ≥ 1)."""
+    from .corpus_claims import _memo
+
+    P = _memo(corpus)["pairs"]
+    if len(P) == 0:
+        return {"pairs": 0}
+    both = (P.act_s < 0.01) & (P.act_x < 0.01)
+    return {"pairs": len(P), "share_both_activations_below_0_01": float(both.mean()),
+            "share_sigma_misordered": float((P.eps < 0).mean())}
+
+
+def _summary(base: Mapping[str, Any], variants: Mapping[str, dict], regime: Mapping[str, Any] | None = None) -> str:
     moved, same = [], []
     b_rank, b_hold = _RANK.get(base.get("verdict"), -1), base.get("parts_holding", 0)
     for name, r in variants.items():
@@ -145,8 +160,13 @@ def _summary(base: Mapping[str, Any], variants: Mapping[str, dict]) -> str:
     if moved:
         txt = "moves toward the paper under " + "; ".join(moved)
         return txt + (f"; unchanged under {', '.join(same)}" if same else "")
-    return ("no variant moves it toward the paper (" + ", ".join(same) + " tried): the difference lies in the score or the "
-            "construction; see score_regime") if same else "no variant could be run"
+    if not same:
+        return "no variant could be run"
+    txt = "no variant moves it toward the paper (" + ", ".join(same) + " tried)"
+    if regime and regime.get("pairs"):
+        txt += (f"; the score: {100 * regime['share_both_activations_below_0_01']:.0f}% of the {regime['pairs']} requirement pairs have "
+                "both activations below 0.01, where the blend is (1 − α)·σ and α can only scale a σ gap, never reverse it")
+    return txt
 
 
 def corpus_diagnosis(ctx: Context, claim, result, verdict) -> dict:
@@ -160,7 +180,9 @@ def corpus_diagnosis(ctx: Context, claim, result, verdict) -> dict:
             variants[name] = {"cause": cause, "what": what, "skipped": ctx.errors.get(name, "does not apply to this suite")}
             continue
         variants[name] = {"cause": cause, "what": what, **rerun(claim, corpus)}
-    out: dict = {"variants": variants, "score_regime": score_regime(ctx.corpus), "summary": _summary(base, variants)}
+    regime = pair_regime(ctx.corpus)
+    out: dict = {"variants": variants, "score_regime": score_regime(ctx.corpus), "pair_regime": regime,
+                 "summary": _summary(base, variants, regime)}
     w = result.witness
     if "pair_rules" in w:
         sh = w["pair_rules"]

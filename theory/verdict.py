@@ -19,7 +19,7 @@ measured with an LLM judge against our judge-free scoring), with the reason.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
 REPRODUCED = "reproduced"
@@ -93,8 +93,12 @@ class Rule:
             raise ValueError("Rule: give exactly one of parts= or not_comparable=")
 
     def decide(self, witness: Mapping[str, Any]) -> Verdict:
+        """The verdict; a witness carrying ``not_measurable`` (the data lack what the statement
+        is about, e.g. no FINANCIAL preservation pairs) is ``not comparable`` for that reason."""
         if self.not_comparable is not None:
             return Verdict(NOT_COMPARABLE, self.not_comparable)
+        if witness.get("not_measurable"):
+            return Verdict(NOT_COMPARABLE, f"not measurable on this data: {witness['not_measurable']}")
         return decide(self.parts(witness))
 
 
