@@ -262,6 +262,11 @@ def render_report(R: Path, run: Run, rows: list[dict], quick: bool, label: str, 
     return "\n".join(lines)
 
 
+def exit_code(manifest: dict) -> int:
+    """1 when any part raised or any check did not pass; verdicts never change the status."""
+    return 1 if manifest["failures"] else 0
+
+
 def register(subparsers) -> None:
     p = subparsers.add_parser("reproduce", help="run theory, benchmark, sweeps, latency and regenerate every figure and table")
     p.add_argument("--out", default="paper_figures/out")
@@ -271,4 +276,4 @@ def register(subparsers) -> None:
     p.add_argument("--embedder", default="minilm")
     p.add_argument("--scheduler", help="Dask scheduler address for the sweep grid")
     p.add_argument("--seed", type=int, default=0)
-    p.set_defaults(func=lambda a: 0 if not reproduce(Path(a.out), a.quick, a.suite, a.personas, a.embedder, a.scheduler, a.seed)["failures"] else 1)
+    p.set_defaults(func=lambda a: exit_code(reproduce(Path(a.out), a.quick, a.suite, a.personas, a.embedder, a.scheduler, a.seed)))
