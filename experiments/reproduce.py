@@ -132,7 +132,8 @@ def reproduce(out: Path, quick: bool = False, suite: str = "synthetic", personas
                             pipeline_overrides={"sigma_scale": "max"})
         (R / "diagnosis_sigma.json").write_text(json.dumps(_rename_systems(res, SIGMA_DIAGNOSIS), default=str))
         run.record(R / "diagnosis_sigma.json", "results",
-                   f"fr bench run {tag} --systems {','.join(SIGMA_DIAGNOSIS)},flat-cosine --pipeline sigma_scale=max --embedder {embedder_name} --json diagnosis_sigma.json")
+                   f"fr bench run {tag} --systems {','.join(SIGMA_DIAGNOSIS)},flat-cosine --pipeline sigma_scale=max --embedder {embedder_name} "
+                   f"--json diagnosis_sigma.json (then renamed: {', '.join(f'{a} → {b}' for a, b in SIGMA_DIAGNOSIS.items())})")
 
     run.part("diagnosis (σ scale)", sigma_diagnosis)
     run.inputs["diagnosis (σ scale)"] = {**inputs, "pipeline": {"sigma_scale": "max"}}

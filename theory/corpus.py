@@ -369,15 +369,19 @@ def load_corpus(suite: str | None = None, personas: int | None = None, embedder:
 
 def rescale_sigma(corpus: Corpus) -> Corpus:
     """The σ-scale variant: every question's σ divided by its largest σ over its candidates
-    (σ' = σ / max_j σ_j, so the best match of each question has σ' = 1).
+    (σ' = σ / max_j σ_j, so the best match of each question has σ' = 1) — the rule of FR-Bank's
+    ``PipelineConfig(sigma_scale="max")`` (:func:`frcore.bank._pipeline.scale_sigma_max`).
 
     A data-independent rule, for diagnosis only: our σ is a MiniLM cosine (99th percentile of
     top-10 items ≈ 0.75), while the paper's thresholds (semantic floor at σ ≥ 0.95, numeric
     rescue at σ ≥ 0.85) were set on its retrieval backend's own score; max-normalising puts
     each question's best candidate at the top of the scale the thresholds assume."""
-    sim = np.where(corpus.valid, corpus.sim, 0.0)
-    top = sim.max(axis=1, keepdims=True)
-    new = np.where(top > 0, sim / np.where(top > 0, top, 1.0), 0.0)
+    from frcore.bank._pipeline import scale_sigma_max  # the one definition of the rule
+
+    new = np.zeros_like(corpus.sim)
+    for b in range(corpus.n_questions):
+        v = corpus.valid[b]
+        new[b, v] = scale_sigma_max(corpus.sim[b, v])
     cands = corpus.cands._replace(sim=np.asarray(new, dtype=np.asarray(corpus.cands.sim).dtype))
     return replace(corpus, sim=new, cands=cands)
 

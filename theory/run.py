@@ -97,6 +97,7 @@ def format_table(records: list[dict]) -> str:
         pad = " " * (w0 + 9)
         lines.append(f"{pad}paper:  {r['paper']}")
         lines.append(f"{pad}ours:   {r['ours']}")
+        lines.append(f"{pad}rule:   {r['rule']}")
         if r["verdict"] != REPRODUCED:
             lines.append(f"{pad}why:    {r['reason']}")
         d = r.get("diagnosis")

@@ -48,6 +48,7 @@ from .._validate import WEIGHT_SUM_TOL, bucket_size, make_candidates, make_query
 
 STAGES = ("cosine", "bm25", "forced")
 RANKERS = ("lifecycle", "cosine", "bm25")
+SIGMA_SCALES = ("raw", "max")
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,11 @@ class PipelineConfig:
       untyped_expiry: expire every edge whose event time has passed, whatever its category (the
         untyped three-primitive arm has no ontology to say which categories expire).
       propagation: factor of lifecycle-linked similarity (0 = off; see the module docstring).
+      sigma_scale: σ handed to the score: ``raw`` (the hybrid σ) or ``max`` (σ' = σ / max_j σ_j
+        over the query's distilled candidate set, so its best candidate has σ' = 1; σ stays as
+        it is when that maximum is not positive). ``max`` puts σ on the scale the paper's
+        thresholds assume (floor σ ≥ 0.95, numeric rescue σ ≥ 0.85) by a per-query rule with
+        nothing fitted; for diagnosis of the σ scale.
       k: results returned.
     """
 
@@ -81,6 +87,7 @@ class PipelineConfig:
     overwrite: bool = False
     untyped_expiry: bool = False
     propagation: float = 1.0
+    sigma_scale: str = "raw"
     k: int = 10
 
     def __post_init__(self) -> None:
@@ -90,6 +97,8 @@ class PipelineConfig:
             raise ValueError(f"PipelineConfig.hybrid_weight: {self.hybrid_weight} outside [0, 1]")
         if not 0.0 <= self.propagation <= 1.0:
             raise ValueError(f"PipelineConfig.propagation: {self.propagation} outside [0, 1]")
+        if self.sigma_scale not in SIGMA_SCALES:
+            raise ValueError(f"PipelineConfig.sigma_scale: unknown scale {self.sigma_scale!r}; expected one of {SIGMA_SCALES}")
         for name in ("n_cosine", "n_bm25", "n_forced", "n_distill", "k"):
             if getattr(self, name) < 0:
                 raise ValueError(f"PipelineConfig.{name}: must be ≥ 0")
@@ -393,6 +402,13 @@ def kernel_inputs(prep: Prepared, cand: np.ndarray, sim: np.ndarray, state: np.n
     return cmat, qvec
 
 
+def scale_sigma_max(sig: np.ndarray) -> np.ndarray:
+    """σ' = σ / max_j σ_j over one query's candidates (``sigma_scale="max"``); unchanged when
+    the maximum is not positive (no candidate matches: σ stays 0, never NaN)."""
+    top = sig.max() if sig.size else 0.0
+    return sig / top if top > 0 else sig
+
+
 def _top(vals: np.ndarray, idx: np.ndarray | None, count: int) -> np.ndarray:
     """The ``count`` rows with the largest values, ties by row (ascending): ``vals`` are the
     values of rows ``idx`` (ascending; ``None``: of every row, ``vals`` indexed by row).
@@ -542,6 +558,8 @@ def retrieve(
 
     # Stages 6-7: lifecycle filters and the blended log-score (frcore kernel).
     k = cand.size
+    if config.sigma_scale == "max":
+        sig = scale_sigma_max(sig)
     cmat, qvec = kernel_inputs(prep, cand, sig, state, intent_i, routing, prep.states_valid(config.untyped_expiry, config.overwrite))
     top = np.asarray(score_top_k_rows(_packed_params(params), qvec, cmat, config.k, config.score))
     # one row per ranked position: [value, candidate index, *terms] (float32 → Python float, exact)

@@ -4,6 +4,8 @@ A :class:`System` is a :class:`~frcore.bank.PipelineConfig` plus an optional par
 transform — never a copy of the pipeline. Baselines: ``flat-cosine``, ``bm25``,
 ``uniform-decay`` (recency-weighted uniform decay as in MemoryBank), ``overwrite`` (an overwrite
 store that deletes on update, as Mem0's UPDATE/DELETE). Ablations of FR are named ``fr-<mode>``.
+Diagnostic variants (:data:`DIAGNOSTIC_SYSTEMS`, e.g. ``fr-sigma-max``) resolve by name but are
+not in the default table (``all``).
 """
 
 from __future__ import annotations
@@ -98,12 +100,16 @@ def _systems() -> dict[str, System]:
         "untyped three-primitive arm: supersession + expiry + retraction masks only (no ontology, routing, decay or blending)",
         _untyped_params,
     )
+    # Diagnostic variants (by name only; not in DEFAULT_SYSTEMS).
+    add("fr-sigma-max", PipelineConfig(sigma_scale="max"), "FR-full with σ max-normalised per query (diagnosis of the σ scale)")
     return S
 
 
 SYSTEMS: dict[str, System] = _systems()
 BASELINES = ("flat-cosine", "bm25", "uniform-decay", "overwrite")
-ABLATION_SYSTEMS = tuple(n for n in SYSTEMS if n.startswith("fr-") and n != "fr-full")
+#: variants for diagnosis: resolvable by name, not part of the default table
+DIAGNOSTIC_SYSTEMS = ("fr-sigma-max",)
+ABLATION_SYSTEMS = tuple(n for n in SYSTEMS if n.startswith("fr-") and n != "fr-full" and n not in DIAGNOSTIC_SYSTEMS)
 DEFAULT_SYSTEMS = ("fr-full",) + BASELINES + ABLATION_SYSTEMS
 
 
@@ -124,7 +130,8 @@ def cognitive_partition() -> list[list[str]]:
 
 
 def resolve_systems(names: str | Sequence[str] | None) -> list[System]:
-    """System objects from a comma-separated list or sequence of names (``all`` = every one)."""
+    """System objects from a comma-separated list or sequence of names (``all`` = the default
+    table, :data:`DEFAULT_SYSTEMS`; diagnostic variants by name only)."""
     if names is None or names == "all" or names == ["all"]:
         return [SYSTEMS[n] for n in DEFAULT_SYSTEMS]
     if isinstance(names, str):
@@ -163,5 +170,10 @@ def with_overrides(systems: Sequence[System], pipeline: dict | None = None) -> l
     if bad:
         raise ValueError(f"pipeline: unknown field(s) {bad}; known: {sorted(fields)}")
     defaults = PipelineConfig()
-    typed = {k: type(getattr(defaults, k))(v) for k, v in pipeline.items()}
+    typed = {}
+    for k, v in pipeline.items():
+        kind = type(getattr(defaults, k))
+        if kind is not str and isinstance(v, str):
+            raise ValueError(f"pipeline.{k}: expected a number, got {v!r}")
+        typed[k] = kind(v)
     return [replace(s, pipeline=replace(s.pipeline, **typed)) if s.pipeline.ranker == "lifecycle" else s for s in systems]

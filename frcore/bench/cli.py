@@ -39,7 +39,7 @@ def _run(args) -> int:
 
     suites, label = load_suites_arg(args.suite, args.personas, args.seed)
     emb = make_embedder(args.embedder)
-    pipeline = dict(_kv("--pipeline", x) for x in args.pipeline)
+    pipeline = dict(_kv("--pipeline", x, strings=True) for x in args.pipeline)
     base = None
     if args.param:
         from .. import default_params, replace_params
@@ -58,13 +58,17 @@ def _run(args) -> int:
     return 0
 
 
-def _kv(flag: str, text: str) -> tuple[str, float]:
+def _kv(flag: str, text: str, strings: bool = False) -> tuple[str, float | str]:
+    """KEY=VALUE → (key, float value); with ``strings``, a value that is not a number stays a
+    string (for text fields such as ``--pipeline sigma_scale=max``)."""
     key, sep, value = text.partition("=")
     if not sep:
         raise ValueError(f"{flag}: expected KEY=VALUE, got {text!r}")
     try:
         return key.strip(), float(value)
     except ValueError:
+        if strings:
+            return key.strip(), value.strip()
         raise ValueError(f"{flag} {key}: value {value!r} is not a number") from None
 
 

@@ -562,7 +562,7 @@ def _cli(args) -> int:
     emb = make_embedder(args.embedder)
     from .cli import _kv
 
-    overrides = dict(_kv("--pipeline", x) for x in args.pipeline) or None
+    overrides = dict(_kv("--pipeline", x, strings=True) for x in args.pipeline) or None
     result = run_locomo(data, args.systems, emb, n_boot=args.n_boot, keep_questions=args.questions, pipeline_overrides=overrides)
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     Path(args.json).write_text(json.dumps(result, default=str, indent=1))
