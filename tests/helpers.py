@@ -66,3 +66,22 @@ def ref_params(params: fr.LifecycleParams) -> fr.LifecycleParams:
     """The twin's parameters: the very same float32 numbers, widened to float64 (thresholds
     then compare identically on both sides)."""
     return fr.params_to_numpy(params)
+
+
+class BowEmbedder:
+    """Test-only similarity: hashed bag of lower-cased words (``,``, ``?`` and ``:`` split
+    words), unit rows — independent of the generator, the real data and MiniLM."""
+
+    name, dim = "bow-test", 64
+
+    def embed(self, texts):
+        import hashlib
+
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for i, t in enumerate(texts):
+            for word in t.lower().replace(",", " ").replace("?", " ").replace(":", " ").split():
+                out[i, int(hashlib.md5(word.encode()).hexdigest(), 16) % self.dim] += 1.0
+            n = np.linalg.norm(out[i])
+            if n:
+                out[i] /= n
+        return out

@@ -6,7 +6,6 @@ independent of the generator and of the real data.
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import json
 
@@ -29,20 +28,7 @@ SETTINGS = settings(max_examples=40, deadline=None, derandomize=True, database=N
 BELL = [1, 1, 2, 5, 15, 52, 203, 877, 4140]  # Bell(0..8), known values
 
 
-class BowEmbedder:
-    """Test-only similarity: hashed bag of lower-cased words, unit rows."""
-
-    name, dim = "bow-test", 64
-
-    def embed(self, texts):
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for i, t in enumerate(texts):
-            for word in t.lower().replace(",", " ").replace("?", " ").split():
-                out[i, int(hashlib.md5(word.encode()).hexdigest(), 16) % self.dim] += 1.0
-            n = np.linalg.norm(out[i])
-            if n:
-                out[i] /= n
-        return out
+from helpers import BowEmbedder  # noqa: E402  (tests/ is on sys.path)
 
 
 def _fact(i, text, cat, session, said, **kw):

@@ -157,11 +157,13 @@ def cross_pair_shares(P: poly.Pairs, margin: float = poly.DEFAULT_MARGIN) -> dic
     # member interval, lo > hi, makes it infeasible). Counted by sorting, not by an n_p x n_s grid.
     feasible_all = 0
     if n_p and n_s:
+        # a member is satisfiable alone iff lo <= hi (as in cross_pair_infeasible); the joint test has GAP_TOL
         lp, hp, ls, hs = lo[p], hi[p], lo[s], hi[s]
+        s_alone = ls <= hs
         for i in range(n_p):
-            if lp[i] > hp[i] + poly.GAP_TOL:
+            if lp[i] > hp[i]:
                 continue
-            feasible_all += int(np.count_nonzero(np.maximum(lp[i], ls) <= np.minimum(hp[i], hs) + poly.GAP_TOL))
+            feasible_all += int(np.count_nonzero(s_alone & (np.maximum(lp[i], ls) <= np.minimum(hp[i], hs) + poly.GAP_TOL)))
     n_all = n_p * n_s
     return {
         "satisfiable_alone": {"cross_pairs": int(len(infeasible)), "infeasible": int(infeasible.sum()),

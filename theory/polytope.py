@@ -319,6 +319,8 @@ def check_farkas_exact(A: np.ndarray, c: np.ndarray, y: np.ndarray) -> bool:
     if y.shape[0] != A.shape[0] or c.shape[0] != A.shape[0] or not np.all(np.isfinite(y)):
         return False
     rows = np.flatnonzero(y > 0)
+    if not (np.all(np.isfinite(A[rows])) and np.all(np.isfinite(c[rows]))):
+        return False
     if rows.size == 0:
         return False
     yq = [Fraction(float(y[i])) for i in rows]
