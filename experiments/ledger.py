@@ -38,6 +38,8 @@ PAPER: dict[str, dict] = {
 
 #: The attack vectors of the paper's "zero cost on static retrieval" (nothing changes in them).
 STATIC_AVS = ("AV3", "AV5", "AV8")
+#: Non-inferiority margin of "zero cost": the largest loss against flat cosine still called none.
+STATIC_MARGIN = 0.05
 
 
 class MissingResult(KeyError):
@@ -179,8 +181,9 @@ def _latency(r: Results) -> dict:
     fit = np.polyfit(k, m, 1)
     ss_res = float(((m - np.polyval(fit, k)) ** 2).sum())
     ss_tot = float(((m - m.mean()) ** 2).sum())
+    loglog = float(np.polyfit(np.log(k), np.log(m), 1)[0]) if len(k) > 1 else float("nan")
     return {"median_us_k20": k20, "slope_ns": d.get("slope_ns", {}).get("jax"), "r2_to_1000": 1 - ss_res / ss_tot if ss_tot > 0 else 1.0,
-            "ks": [int(x) for x in k], "cpu_dispatch": (d.get("machine") or {}).get("cpu_dispatch")}
+            "loglog_slope_to_1000": loglog, "ks": [int(x) for x in k], "cpu_dispatch": (d.get("machine") or {}).get("cpu_dispatch")}
 
 
 def _latency_parts(w):
@@ -189,7 +192,8 @@ def _latency_parts(w):
         holds("median at k = 20 at most the paper's 47 μs", w["median_us_k20"] <= p["median_us_k20"], f"ours {w['median_us_k20']:.1f} μs"),
         holds("per-candidate slope at most the paper's 1.96 μs", w["slope_ns"] is not None and w["slope_ns"] <= p["slope_ns"],
               f"ours {w['slope_ns']:.1f} ns" if w["slope_ns"] is not None else "ours –"),
-        holds("linear in k up to 1,000 (R² ≥ 0.9 of a least-squares line)", w["r2_to_1000"] >= 0.9, f"R² = {w['r2_to_1000']:.3f} over k = {w['ks'][0]}…{w['ks'][-1]}"),
+        holds("at most linear in k up to 1,000 (log–log slope of the median on k ≤ 1.1)", w["loglog_slope_to_1000"] <= 1.1,
+              f"log–log slope {w['loglog_slope_to_1000']:.3f} over k = {w['ks'][0]}…{w['ks'][-1]} (R² of a straight line {w['r2_to_1000']:.3f})"),
     ]
 
 
@@ -313,7 +317,8 @@ def _static(r: Results) -> dict:
 
 def _static_parts(w):
     p = w["pooled"]
-    parts = [holds("no loss on the pooled static questions (95% CI of fr-full − flat-cosine reaches 0)", p["ci"][1] >= 0,
+    parts = [holds(f"no cost on the pooled static questions (non-inferiority: 95% CI of fr-full − flat-cosine above −{100 * STATIC_MARGIN:.0f} pp)",
+                   p["ci"][0] > -STATIC_MARGIN,
                    f"ours {100 * p['diff']:+.1f} pp [{100 * p['ci'][0]:+.1f}, {100 * p['ci'][1]:+.1f}] over {p['n']} questions", core=True)]
     for av in STATIC_AVS:
         x = w[av]
@@ -403,10 +408,21 @@ def _diag_uniform_alpha(results, w):
         "the numeric facts and their competitors."))
 
 
-def _diag_robust(results, w):
+def _diag_multiplier(results, w):
+    out = _regime_diagnosis(results, w, note=(
+        "activation is below 0.01 for {a0} of fr-full's top-10 items, so a category's rate reaches the ranking only through its "
+        "recent facts; "))
+    worst = {c: round(w["min_jaccard"][c], 4) for c in w["not_whole"]}
+    out["summary"] += ("the categories outside 0.25x–4x and their lowest mean Jaccard@10: " + (str(worst) if worst else "none")
+                       + " (the paper's exception is RELATIONAL_BONDS at 0.33x)")
+    return out
+
+
+def _diag_labels(results, w):
     return _regime_diagnosis(results, w, note=(
-        "activation is below 0.01 for {a0} of fr-full's top-10 items: rescaling a category's decay rate, or moving a fact to a "
-        "neighbouring category, changes activations that are ≈ 0 either way, so rankings move less than on the paper's data."))
+        "moving a fact to its confused partner changes its α_c, floor and rate; with activation below 0.01 for {a0} of fr-full's "
+        "top-10 items and the floor never reached (σ max {smax}), only the factor (1 − α_c) of its blend moves, so the measured "
+        "Jaccard and τ reflect α differences inside the confused pairs."))
 
 
 def _diag_slot_noise(results, w):
@@ -450,8 +466,9 @@ def _diag_latency(results, w):
 LEDGER: tuple[Row, ...] = (
     Row("latency", "47 μs median at k=20; 1.96 μs/candidate; linear to k=1000", "latency scaling",
         Rule("reproduced if our jitted kernel's median at k = 20 is at most 47 μs, its per-candidate slope at most 1.96 μs, and "
-             "median latency is linear in k up to 1,000 (R² ≥ 0.9); timings are of this machine, so only 'at most' is compared", _latency_parts),
-        _latency, lambda w: f"{w['median_us_k20']:.1f} μs at k=20; {w['slope_ns']:.1f} ns/candidate; R² {w['r2_to_1000']:.3f} to k=1,000", _diag_latency),
+             "median latency grows at most linearly in k up to 1,000 (O(k): log–log slope ≤ 1.1); timings are of this machine, so "
+             "only 'at most' is compared", _latency_parts),
+        _latency, lambda w: f"{w['median_us_k20']:.1f} μs at k=20; {w['slope_ns']:.1f} ns/candidate; log–log slope {w['loglog_slope_to_1000']:.2f} to k=1,000", _diag_latency),
     Row("thm1", "P_e ≥ 1/2 for (σ, Δt) scorers", "theory", claim="thm1"),
     Row("thm2", "basis (c, κ, ξ, h) sufficient and minimal", "theory", claim="thm2"),
     Row("thm3p", "Theorem 3′ event-time oblivion", "theory", claim="thm3p"),
@@ -462,14 +479,14 @@ LEDGER: tuple[Row, ...] = (
         Rule("reproduced if at least 10 of 11 categories keep mean Jaccard@10 ≥ 0.95 over the whole 0.25x–4x range (core: no "
              "category on a sensitivity cliff) and the one exception is RELATIONAL_BONDS at 0.33x–4x", _multiplier_parts),
         _multiplier, lambda w: f"{w['n_whole_range']} of 11 tolerate the whole range" + (f"; exceptions {w['not_whole']}" if w["not_whole"] else ""),
-        _diag_robust),
+        _diag_multiplier),
     Row("a12_decomposition", "13.3pp predicted vs 12pp observed", "theory A.12", claim="a12_decomposition"),
     Row("a5_partition", "partition variances 3.60e-3 / 2.09e-2 / 4.69e-2; 4.2x", "theory A.5", claim="a5_partition"),
     Row("labels", "10% label noise → Jaccard 0.974; 50% → 0.905, τ 0.897", "label perturbation",
         Rule("reproduced if Jaccard@10 at 10% confused-pair perturbation is within ±0.02 of 0.974, and Jaccard and τ at 50% within "
              "±0.03 of 0.905 and 0.897", _labels_parts),
         _labels, lambda w: "; ".join(f"{r}: J {v['jaccard']:.3f}, τ {v['tau']:.3f}, {v['displaced_per_query']:.2f} displaced/query" for r, v in sorted(w.items(), key=lambda kv: float(kv[0]))),
-        _diag_robust),
+        _diag_labels),
     Row("slot_noise", "slot-key noise: τ ≈ 0.997 while Jaccard falls to 0.76", "metadata-noise sweep",
         Rule("reproduced if at our highest slot-key corruption rate τ stays ≥ 0.95 while Jaccard@10 is ≥ 0.1 below it (core), "
              "τ within ±0.01 of 0.997 and Jaccard within ±0.05 of 0.76 (the paper does not state its corruption rate)", _noise_parts),
@@ -494,8 +511,10 @@ LEDGER: tuple[Row, ...] = (
         Rule("reproduced if no α of the fine grid differs from FR-full at the Bonferroni-corrected level (exact McNemar)", _bonferroni_parts),
         _bonferroni, lambda w: f"{len(w['significant'])} of {w['n']} significant; smallest p {w['min_p']:.3g}"),
     Row("static_zero_cost", "\"zero cost on static retrieval\" (AV3, AV5, AV8 against flat cosine)", "ablation table, per AV",
-        Rule("reproduced if over the pooled AV3 + AV5 + AV8 questions the 95% paired-bootstrap CI of fr-full − flat cosine reaches 0 "
-             "(core: no significant loss) and no single one of them shows a significant loss (exact McNemar p < 0.05 with fr-full behind)", _static_parts),
+        Rule("\"zero cost\" is an equivalence claim, so it is tested as non-inferiority: reproduced if over the pooled AV3 + AV5 + AV8 "
+             "questions the 95% paired-bootstrap CI of fr-full − flat cosine lies above −5 pp (core; absence of a significant loss "
+             "alone would pass by lack of power) and no single one of them shows a significant loss (exact McNemar p < 0.05 with "
+             "fr-full behind)", _static_parts),
         _static, lambda w: f"pooled {100 * w['pooled']['diff']:+.1f} pp [{100 * w['pooled']['ci'][0]:+.1f}, {100 * w['pooled']['ci'][1]:+.1f}]; "
         + ", ".join(f"{av} {_pct(w[av]['a'])} vs {_pct(w[av]['b'])}" for av in STATIC_AVS if w[av]), _diag_static),
     Row("holdout", "20/20 persona holdout: 77.0% vs 76.8%", "holdout sweep",

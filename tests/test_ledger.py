@@ -89,6 +89,7 @@ def _set(path):
 FLIPS = [
     ("latency", lambda d: d["latency.json"]["results"].__setitem__(2, {"impl": "jax", "k": 20, "median_us": 47.5}), None, "partly reproduced"),
     ("latency", lambda d: d["latency.json"].__setitem__("slope_ns", {"jax": 1961.0}), None, "partly reproduced"),
+    ("latency", lambda d: d["latency.json"].__setitem__("results", [{"impl": "jax", "k": k, "median_us": 0.05 * k ** 1.3} for k in (1, 10, 20, 100, 500, 1000)]), None, "partly reproduced"),
     ("multiplier", lambda d: d["sweep_multiplier.json"].__setitem__("n_whole_range", 9), None, "not reproduced"),
     ("multiplier", lambda d: d["sweep_multiplier.json"]["per_category"]["RELATIONAL_BONDS"].__setitem__("feasible", [0.5, 4.0]), None, "partly reproduced"),
     ("labels", lambda d: d["sweep_labels.json"]["summary"]["label_pair"]["0.1"].__setitem__("jaccard", [0.953, 0]), None, "partly reproduced"),
@@ -124,6 +125,19 @@ def test_static_zero_cost_flips_on_a_significant_loss(tmp_path):
     assert r["verdict"] == "not reproduced", r["reason"]
     assert r["witness"]["pooled"]["diff"] == pytest.approx(-12 / 30)
     assert r["witness"]["pooled"]["n"] == 30  # AV1 questions are not static
+
+
+def test_static_zero_cost_is_non_inferiority_not_absence_of_significance(tmp_path):
+    """A loss too small to be significant but not shown to be below 5 pp is not "zero cost"."""
+    files = copy.deepcopy(base_results())
+    for q in files["bench.json"]["questions"]:
+        if q["system"] == "fr-full" and q["attack_vector"][:3] == "AV3" and int(q["id"][1:]) < 3:
+            q["passed"] = False  # 3 of 30 static questions lost: McNemar p = 0.25, CI lower bound −20 pp
+    r = _rows(tmp_path, files)["static_zero_cost"]
+    w = r["witness"]
+    assert w["pooled"]["diff"] == pytest.approx(-3 / 30) and w["AV3"]["mcnemar_p"] == pytest.approx(0.25)
+    assert w["pooled"]["ci"][0] < -ledger.STATIC_MARGIN
+    assert r["verdict"] == "not reproduced" and [p["holds"] for p in r["parts"]] == [False, True, True, True]
 
 
 def test_ablation_needs_every_gap_significant(tmp_path):
