@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from typing import Mapping
 
 import numpy as np
 
@@ -91,6 +92,23 @@ class ScoreConfig:
     def __post_init__(self) -> None:
         if self.decay not in DECAY_MODES:
             raise ValueError(f"ScoreConfig.decay: unknown mode {self.decay!r}; expected one of {DECAY_MODES}")
+
+
+#: The additive parts of the lifecycle log-score, by the kernel's own names (fields of
+#: :class:`frcore.ScoreTerms`), in the kernel's order of summation:
+#: ``total = log_blend + routing + supersession + mask + exemption``. The other fields (``rate``,
+#: ``age``, ``activation``, ``blend``) are inputs of ``log_blend``, not parts of the sum. Every
+#: explanation of a score lists these, through :func:`score_summands`.
+SCORE_SUMMANDS: tuple[str, ...] = ("log_blend", "routing", "supersession", "mask", "exemption")
+
+
+def score_summands(terms) -> tuple[tuple[str, object], ...]:
+    """``(name, value)`` of each additive term of :data:`SCORE_SUMMANDS`, from a
+    :class:`frcore.ScoreTerms` (values as arrays) or a mapping of term names (FR-Bank's
+    ``terms``); their sum is the total, up to the float32 rounding of the kernel."""
+    if isinstance(terms, Mapping):
+        return tuple((name, terms[name]) for name in SCORE_SUMMANDS)
+    return tuple((name, getattr(terms, name)) for name in SCORE_SUMMANDS)
 
 
 #: Named ablation modes of the score, as configurations of the same kernels (issue 2).

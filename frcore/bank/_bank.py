@@ -12,7 +12,8 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from .._params import LifecycleParams, default_params, validate_params
-from .._types import STATE_NAMES
+from .._packed import ROW_START
+from .._types import STATE_NAMES, score_summands
 from ._embed import get_embedder
 from ._lexical import LexicalIndex, _tokenize_many
 from ._pipeline import PipelineConfig, Prepared, Retrieval, related_pairs, retrieve
@@ -314,12 +315,16 @@ class Bank:
         params: LifecycleParams | None = None,
         include_quarantined: bool = False,
         query_vec: np.ndarray | None = None,
+        explain: bool = False,
     ) -> QueryResult:
         """Retrieve the top-k edges for ``text`` as of ``at`` (valid time; default now) and
         ``known_at`` (transaction-time cut; default everything recorded).
 
         ``intent`` and ``categories`` override query understanding. Every result carries its
-        named score terms, the stages that found it and its lifecycle state as of ``at``.
+        named score terms, the stages that found it and its lifecycle state as of ``at``; with
+        ``explain``, also an ``explanation`` (:func:`explanation`: σ and its sources, activation,
+        blend, and the additive terms whose sum is the total). Ranking and terms do not depend
+        on ``explain``.
         """
         if not isinstance(text, str) or not text.strip():
             raise ValueError("text: the query text is empty")
@@ -365,6 +370,70 @@ class Bank:
             for x in r.results
         )
         cand_ids = tuple(str(snap.ids[i]) for i in r.rows.tolist()) if r.rows is not None else ()
+        if explain:
+            results = _explain_results(results, r, cfg, snap, view.prepared.related, cosine)
         return QueryResult(text, at_t, intent_name, rule, routing.as_dict(), results, r.n_candidates, r.n_distilled, cand_ids, r)
 
-    explain = query  # the result already carries every named term; the CLI renders it in full
+    def explain(self, text: str, *args, **kwargs) -> QueryResult:
+        """:meth:`query` with ``explain=True``: every result also carries its ``explanation``."""
+        return self.query(text, *args, explain=True, **kwargs)
+
+
+def _explain_results(
+    results, r: Retrieval, config: PipelineConfig, snap, related, cosine: np.ndarray
+) -> tuple[dict[str, Any], ...]:
+    """``results`` of one query, each with its :func:`explanation`: the σ the kernel saw is read
+    from the scored (packed) candidates, and a linked σ names the related edge whose cosine it is."""
+    packed = r.packed_candidates
+    position = {int(row): i for i, row in enumerate(r.rows.tolist())} if r.rows is not None else {}
+    src, dst = related if related is not None else (np.zeros(0, np.int64), np.zeros(0, np.int64))
+    out = []
+    for res in results:
+        t = res["terms"]
+        row = snap.index[res["id"]]
+        kernel_sigma = None
+        if packed is not None and row in position:
+            kernel_sigma = float(packed[ROW_START["sim"], position[row]])
+        linked_from = None
+        if "sim_linked" in t and t["sim_linked"] > t["sim_cosine"]:
+            # the pipeline's linked σ is the largest (propagation x) cosine over the row's related edges
+            sources = dst[src == row]
+            if sources.size:
+                cos = np.nan_to_num(np.clip(np.asarray(cosine, dtype=np.float64)[sources], 0.0, 1.0), nan=-1.0)
+                linked_from = str(snap.ids[int(sources[int(np.argmax(cos))])])
+        out.append(res | {"explanation": explanation(t, config, kernel_sigma, linked_from, res["score"])})
+    return tuple(out)
+
+
+def explanation(terms: Mapping[str, float], config: PipelineConfig, kernel_sigma: float | None = None,
+                linked_from: str | None = None, score: float | None = None) -> dict[str, Any]:
+    """One result's score, explained from its ``terms`` (as :meth:`Bank.query` returns them).
+
+    ``sigma``: the cosine, the lifecycle-linked cosine (and the edge it came from), the BM25
+    share, the hybrid σ = (1 − γ)·linked + γ·bm25 they make, its scale and the σ the kernel saw;
+    ``activation`` (with ``rate`` and ``age``) and ``blend``; ``summands``: the additive terms
+    of :data:`frcore._types.SCORE_SUMMANDS` by name, in the kernel's order, whose sum is
+    ``total`` (exactly, up to the float32 rounding of the kernel). A flat ranker (cosine, BM25)
+    has no kernel terms: its explanation is the similarity it ranks by.
+    """
+    if "total" not in terms:
+        return {"ranker": config.ranker, "summands": dict(terms), "total": score}
+    g = config.hybrid_weight
+    return {
+        "sigma": {
+            "cosine": terms["sim_cosine"],
+            "linked": terms["sim_linked"],
+            "linked_from": linked_from,
+            "bm25": terms["sim_bm25"],
+            "hybrid_weight": g,
+            "hybrid": (1.0 - g) * terms["sim_linked"] + g * terms["sim_bm25"],
+            "scale": config.sigma_scale,
+            "kernel": kernel_sigma,
+        },
+        "activation": terms["activation"],
+        "rate": terms["rate"],
+        "age": terms["age"],
+        "blend": terms["blend"],
+        "summands": dict(score_summands(terms)),
+        "total": terms["total"],
+    }

@@ -54,9 +54,31 @@ def _print_result(res, full: bool) -> None:
     for rank, r in enumerate(res.results, 1):
         print(f"{rank:>2}. {r['score']:+.4f}  [{r['state']}] {r['id']}: {r['text']}")
         if full:
-            t = r["terms"]
-            names = ("sim_cosine", "sim_bm25", "rate", "age", "activation", "blend", "log_blend", "routing", "supersession", "mask", "total")
-            print("      " + "  ".join(f"{n}={t[n]:.4g}" for n in names if n in t) + f"  stages={','.join(r['stages'])}")
+            for line in explanation_lines(r["explanation"]):
+                print("      " + line)
+            print(f"      stages={','.join(r['stages'])}")
+
+
+def explanation_lines(e: dict) -> list[str]:
+    """One result's :func:`frcore.bank._bank.explanation` as text: σ and its sources, activation
+    and blend, then the additive terms of the score (``name=value``, 6 decimals) and their total;
+    the printed terms add up to the printed total (to the printed precision)."""
+    summands = " + ".join(f"{n}={v:+.6f}" for n, v in e["summands"].items())
+    if "sigma" not in e:  # a flat ranker: the similarity is the score
+        return [f"{summands} = total={e['total']:+.6f}"]
+    s = e["sigma"]
+    g = s["hybrid_weight"]
+    linked = f"linked={s['linked']:.4f}" + (f" (from {s['linked_from']})" if s["linked_from"] else "")
+    sigma = f"sigma = {1 - g:.2f}*{linked} + {g:.2f}*bm25={s['bm25']:.4f} = {s['hybrid']:.4f}"
+    if s["scale"] != "raw":
+        sigma += f", scaled ({s['scale']})"
+    if s["kernel"] is not None:
+        sigma += f"; kernel sigma={s['kernel']:.4f}"
+    return [
+        f"cosine={s['cosine']:.4f}  {sigma}",
+        f"activation={e['activation']:.4g} (rate={e['rate']:.4g}/h, age={e['age']:.4g} h)  blend={e['blend']:.4f}",
+        f"{summands} = total={e['total']:+.6f}",
+    ]
 
 
 def run(args) -> int:
@@ -87,8 +109,10 @@ def run(args) -> int:
             audit = bank.erase(args.id, reason=args.reason)
             print(json.dumps(audit, default=str) if args.json else f"erased {args.id}")
         elif cmd in ("query", "explain"):
-            res = bank.query(args.text, at=args.at, k=args.k, intent=args.intent, known_at=args.known_at,
-                             categories=args.categories.split(",") if args.categories else None)
+            # whatever lists score terms (explain, and query --json) carries their explanation
+            retrieve = bank.explain if (cmd == "explain" or args.json) else bank.query
+            res = retrieve(args.text, at=args.at, k=args.k, intent=args.intent, known_at=args.known_at,
+                           categories=args.categories.split(",") if args.categories else None)
             if args.json:
                 print(json.dumps(res.to_dict(), default=str))
             else:
