@@ -51,7 +51,7 @@ import numpy as np
 
 import frcore
 from frcore import reference as ref
-from frcore._runtime import ASYNC_ENV
+from frcore import ASYNC_ENV
 
 from .ledger import PAPER as _LEDGER_PAPER
 

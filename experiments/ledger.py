@@ -121,7 +121,7 @@ def _per_av(results: Results, system: str, file: str = "bench.json") -> dict[str
 def _paired(results: Results, a: str, b: str, avs: tuple[str, ...] | None = None, file: str = "bench.json") -> dict:
     """Paired bootstrap CI and exact McNemar of a − b on the same questions (optionally only
     the questions of ``avs``)."""
-    from frcore.bench._metrics import mcnemar, paired_bootstrap
+    from frcore.bench import mcnemar, paired_bootstrap
 
     qa, qb = results.passes(a, file), results.passes(b, file)
     av = {(q["persona"], q["id"]): q["attack_vector"][:3] for q in results.get(file)["questions"]}
@@ -139,7 +139,7 @@ def bench_regime(results: Results, system: str = "fr-full", file: str = "bench.j
     """State of the score over a system's top-10 items (needs the records' score terms): share of
     items with activation < 0.01, σ = (1 − γ)·linked cosine + γ·BM25 quantiles, and the share of
     items on which the semantic floor (σ ≥ 0.95) and numeric rescue (σ ≥ 0.85) can fire."""
-    from frcore.bank._pipeline import PipelineConfig
+    from frcore.bank import PipelineConfig
 
     g = PipelineConfig().hybrid_weight
     act, sig = [], []

@@ -67,7 +67,7 @@ def reproduce(out: Path, quick: bool = False, suite: str = "synthetic", personas
     """Run every part on one suite with one embedder; returns the manifest (``failures`` lists
     parts that raised and checks that did not pass)."""
     from experiments import ledger
-    from frcore.bench.cli import load_suites_arg, make_embedder
+    from frcore.bench import load_suites_arg, make_embedder
     from frcore.cli import main as fr_main
 
     out.mkdir(parents=True, exist_ok=True)
@@ -100,8 +100,7 @@ def reproduce(out: Path, quick: bool = False, suite: str = "synthetic", personas
 
     # 2. benchmark (every system)
     def bench():
-        from frcore.bench._metrics import markdown_table
-        from frcore.bench._runner import run_benchmark
+        from frcore.bench import markdown_table, run_benchmark
 
         res = run_benchmark(suites, "all", emb, suite_label=label, keep_terms=True)
         (R / "bench.json").write_text(json.dumps(res, default=str))
@@ -115,7 +114,7 @@ def reproduce(out: Path, quick: bool = False, suite: str = "synthetic", personas
     run.inputs["benchmark"] = inputs
 
     def bench_gold():
-        from frcore.bench._runner import run_benchmark
+        from frcore.bench import run_benchmark
 
         res = run_benchmark(suites, "fr-full,flat-cosine,bm25,uniform-decay,overwrite", emb, gold_intent=True, suite_label=label, keep_terms=False)
         (R / "bench_gold_intent.json").write_text(json.dumps(res, default=str))
@@ -126,7 +125,7 @@ def reproduce(out: Path, quick: bool = False, suite: str = "synthetic", personas
 
     # 2b. diagnosis of the σ scale: the same suite with σ max-normalised per query
     def sigma_diagnosis():
-        from frcore.bench._runner import run_benchmark
+        from frcore.bench import run_benchmark
 
         res = run_benchmark(suites, ",".join(list(SIGMA_DIAGNOSIS) + ["flat-cosine"]), emb, suite_label=label, keep_terms=False,
                             pipeline_overrides={"sigma_scale": "max"})
@@ -164,9 +163,7 @@ def reproduce(out: Path, quick: bool = False, suite: str = "synthetic", personas
 
     # 5. figures and tables
     def figures():
-        from paper_figures.build import build_all
-
-        res = build_all(R, out / "figures")
+        res = build_figures(R, out / "figures")
         for o in res.get("outputs", []):
             run.record(Path(o["path"]), o["kind"], o["command"])
         for f in res.get("failures", []):
@@ -194,6 +191,24 @@ def reproduce(out: Path, quick: bool = False, suite: str = "synthetic", personas
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1, default=str))
     _log(f"wrote {report} and {out / 'manifest.json'} ({len(run.outputs)} outputs, {len(run.failures)} failures)")
     return manifest
+
+
+def build_figures(results: Path, out: Path) -> dict:
+    """Every figure and table from a results folder, by running ``fr figures`` (paper_figures
+    sits above experiments: it is run as a command, never imported); returns its listing
+    ``{"outputs", "failures", "skipped"}``, read back from the JSON it writes."""
+    import contextlib
+    import tempfile
+
+    from frcore.cli import main as fr_main
+
+    with tempfile.TemporaryDirectory() as tmp:
+        listing = Path(tmp) / "figures.json"
+        with contextlib.redirect_stdout(sys.stderr):
+            code = fr_main(["figures", "--results", str(results), "--out", str(out), "--json", str(listing)])
+        if not listing.is_file():
+            raise RuntimeError(f"fr figures exited {code} without writing its listing")
+        return json.loads(listing.read_text())
 
 
 def _load(path: Path) -> dict | None:

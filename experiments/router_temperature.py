@@ -43,8 +43,7 @@ def temperature_table(router, texts, vecs, temperatures=GRID) -> list[dict]:
 
 
 def main(argv=None) -> int:
-    from frcore.bank._embed import get_embedder
-    from frcore.bank._query import Router
+    from frcore.bank import Router, get_embedder
     from frcore.bench.locomo import load_locomo
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])

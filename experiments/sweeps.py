@@ -30,14 +30,31 @@ import numpy as np
 from scipy import stats
 
 import frcore
-from frcore import ScoreConfig, default_params, score_sweep, stack_params, top_k
-from frcore._ontology import CATEGORY_NAMES, N_CATEGORIES
-from frcore._types import State
-from frcore.bank._bank import Bank, to_hours
-from frcore.bank._lifecycle import derive_states
-from frcore.bench._metrics import mcnemar, paired_bootstrap, question_outcome
-from frcore.bench._runner import bank_records, git_revision
-from frcore.bench._systems import SYSTEMS, cognitive_partition, collapse_params
+from frcore import (
+    CATEGORY_NAMES,
+    N_CATEGORIES,
+    ScoreConfig,
+    State,
+    default_params,
+    optimal_table_partitions,
+    score_sweep,
+    stack_params,
+    top_k,
+)
+from frcore.bank import Bank, Router, derive_states, to_hours
+from frcore.bench import (
+    SYSTEMS,
+    bank_records,
+    cognitive_partition,
+    collapse_params,
+    git_revision,
+    load_suites_arg,
+    make_embedder,
+    mcnemar,
+    paired_bootstrap,
+    question_outcome,
+    suite_to_dict,
+)
 
 from .ledger import PAPER
 
@@ -78,8 +95,6 @@ def build_table(suites, embedder, source: str = "", progress: bool = True) -> Sw
     import tempfile
 
     from tqdm import tqdm
-
-    from frcore.bank._query import Router
 
     full = SYSTEMS["fr-full"]
     qs, ids, cands, queries, edges = [], [], [], [], {}
@@ -423,8 +438,6 @@ def _summarize(rows: list[dict]) -> dict:
 def run_granularity(table: SweepTable, cfg: Granularity = Granularity()) -> dict:
     """Ontologies collapsed to k clusters (optimal partitions) and the cognitive 3-partition:
     pass rate per k in one batched call (paper: gains saturate near 7)."""
-    from theory.partitions import optimal_table_partitions
-
     parts = optimal_table_partitions()
     base = default_params()
     sets = [collapse_params(base, parts[k]) for k in cfg.ks] + [collapse_params(base, cognitive_partition())]
@@ -446,8 +459,6 @@ def run_holdout(suites, embedder, table: SweepTable, seed: int = 0) -> dict:
     rng = np.random.default_rng(seed)
     rng.shuffle(personas)
     half = set(personas[: len(personas) // 2])
-    from frcore.bench._suite import suite_to_dict
-
     train = [suite_to_dict(s) for s in suites if s.persona in half]
     params, cert = calibrate(build_corpus(train, embedder))
     test_idx = [i for i, q in enumerate(table.questions) if q["persona"] not in half]
@@ -509,8 +520,6 @@ def run_all(suites, embedder, label: str, out: Path, only: Sequence[str], quick:
 
 
 def _cli(args) -> int:
-    from frcore.bench.cli import load_suites_arg, make_embedder
-
     suites, label = load_suites_arg(args.suite, args.personas, args.seed)
     run_all(suites, make_embedder(args.embedder), label, Path(args.out), [x.strip() for x in args.only.split(",") if x.strip()], args.quick, args.scheduler)
     return 0

@@ -68,7 +68,19 @@ from ._packed import (
     score_top_k_packed as score_top_k_packed,
     score_top_k_rows as score_top_k_rows,
 )
-from ._runtime import cpu_dispatch_mode as cpu_dispatch_mode, prefer_sync_cpu_dispatch as prefer_sync_cpu_dispatch
+from ._partitions import (
+    optimal_by_k as optimal_by_k,
+    optimal_table_partitions as optimal_table_partitions,
+    partition_blocks as partition_blocks,
+    partition_variances as partition_variances,
+    restricted_growth_strings as restricted_growth_strings,
+    table_policies as table_policies,
+)
+from ._runtime import (
+    ASYNC_ENV as ASYNC_ENV,
+    cpu_dispatch_mode as cpu_dispatch_mode,
+    prefer_sync_cpu_dispatch as prefer_sync_cpu_dispatch,
+)
 from ._validate import (
     bucket_size as bucket_size,
     category_weights_matrix as category_weights_matrix,
@@ -97,4 +109,26 @@ KERNELS = (
     "top_k",
 )
 
-__all__ = [name for name in dir() if not name.startswith("_")]
+#: The public API, written out (a name imported above but missing here is not public; tested).
+__all__ = [
+    # ontology
+    "ANTICIPATION", "CATEGORY_NAMES", "COGNITIVE_RATES_PER_HOUR", "HOURS_PER_MESSAGE", "N_CATEGORIES", "ONTOLOGY",
+    "SUPERSESSION_CONFIDENCE_THRESHOLD", "Category", "CategoryRow", "CognitiveType", "as_arrays", "category_index",
+    # parameters
+    "LifecycleParams", "default_params", "params_to_numpy", "replace_params", "scale_rates", "stack_params", "validate_params",
+    # kernels and their inputs
+    "Candidates", "Query", "ScoreTerms", "activation", "anticipatory_activation", "blend", "compatibility_mask",
+    "effective_age", "effective_rate", "exemption_term", "primary_category", "routing_term", "score", "score_candidates",
+    "score_queries", "score_sweep", "supersession_term", "top_k", "KERNELS",
+    # states, intents, ablation switches
+    "ABLATIONS", "COMPATIBLE", "INTENT_NAMES", "STATE_NAMES", "Intent", "ScoreConfig", "State", "intent_index", "state_index",
+    # packed fast path
+    "pack_candidates", "pack_params", "pack_query", "score_packed", "score_top_k_packed", "score_top_k_rows",
+    # partitions of the categories (A.5; the fr-collapsed-K systems)
+    "optimal_by_k", "optimal_table_partitions", "partition_blocks", "partition_variances", "restricted_growth_strings",
+    "table_policies",
+    # runtime
+    "ASYNC_ENV", "cpu_dispatch_mode", "prefer_sync_cpu_dispatch",
+    # input validation
+    "bucket_size", "category_weights_matrix", "make_candidates", "make_query", "stack_candidates", "stack_queries",
+]

@@ -1,45 +1,99 @@
-"""The ``fr`` command. Each subcommand lives in its own module, which exposes
-``register(subparsers)`` adding an argparse parser whose ``func(args) -> int`` runs it."""
+"""The ``fr`` command.
+
+Its subcommands are not named here: every package declares its own in ``pyproject.toml`` as an
+entry point of the group :data:`ENTRY_POINT_GROUP` (``name = "module:register"``), where
+``register(subparsers)`` adds an argparse parser whose ``func(args) -> int`` runs it. A subcommand
+whose entry point cannot be loaded stays listed in ``fr --help`` as unavailable, with the error;
+invoking it prints the error and exits with :data:`EXIT_UNAVAILABLE`.
+"""
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
+import traceback
+from dataclasses import dataclass
+from importlib.metadata import EntryPoint, entry_points
+from typing import Callable, Iterable
 
-#: subcommand name → module providing ``register(subparsers)``
-SUBCOMMANDS: dict[str, str] = {
-    "latency": "experiments.latency",
-    "bank": "frcore.bank.cli",
-    "bench": "frcore.bench.cli",
-    "theory": "theory.run",
-    "calibrate": "theory.calibrate",
-    "sweep": "experiments.sweeps",
-    "figures": "paper_figures.build",
-    "reproduce": "experiments.reproduce",
-    "ledger": "experiments.ledger",
-}
+#: the entry-point group the subcommands are declared in
+ENTRY_POINT_GROUP = "frcore.commands"
+#: exit status of a subcommand that could not be loaded
+EXIT_UNAVAILABLE = 3
 
 
-def build_parser() -> argparse.ArgumentParser:
+@dataclass(frozen=True)
+class Unavailable:
+    """A subcommand whose entry point failed to load or register."""
+
+    name: str
+    target: str  # "module:register"
+    error: str  # "ExceptionType: message"
+    traceback: str
+
+
+def command_entry_points() -> list[EntryPoint]:
+    """The declared subcommands, sorted by name."""
+    return sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda ep: ep.name)
+
+
+def _placeholder(sub, bad: Unavailable) -> None:
+    p = sub.add_parser(bad.name, add_help=False, help=f"UNAVAILABLE — failed to load {bad.target}: {bad.error}")
+    p.add_argument("rest", nargs=argparse.REMAINDER)
+    p.set_defaults(func=lambda args: _report_unavailable(bad))
+
+
+def _report_unavailable(bad: Unavailable) -> int:
+    hint = "\n(a module is missing: `make setup` reinstalls the project)" if "ModuleNotFoundError" in bad.error else ""
+    print(f"fr {bad.name}: error: this subcommand could not be loaded ({bad.target}): {bad.error}\n{bad.traceback}".rstrip() + hint,
+          file=sys.stderr)
+    return EXIT_UNAVAILABLE
+
+
+def build_parser(commands: Iterable[EntryPoint] | None = None) -> tuple[argparse.ArgumentParser, list[Unavailable]]:
+    """The ``fr`` parser with every declared subcommand; returns it and the subcommands that
+    could not be loaded (each still listed, as a parser that reports its error)."""
+    eps = command_entry_points() if commands is None else list(commands)
     parser = argparse.ArgumentParser(prog="fr", description="Fortunate Recall: lifecycle layer, FR-Bank, LifecycleBench, theory and experiments.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name, module in SUBCOMMANDS.items():
+    failed: list[Unavailable] = []
+    seen: set[str] = set()
+    for ep in eps:
+        if ep.name in seen:
+            raise RuntimeError(f"fr: subcommand {ep.name!r} is declared twice in entry-point group {ENTRY_POINT_GROUP!r}")
+        seen.add(ep.name)
         try:
-            mod = importlib.import_module(module)
-        except ModuleNotFoundError as e:
-            if e.name and (e.name == module or module.startswith(e.name + ".") or e.name.startswith(module)):
-                continue  # subcommand not built yet
-            raise
-        mod.register(sub)
-    return parser
+            register: Callable = ep.load()
+            before = set(sub.choices)
+            register(sub)
+            if ep.name not in sub.choices:
+                added = sorted(set(sub.choices) - before)
+                raise RuntimeError(f"register() added {added or 'no parser'}, not {ep.name!r}")
+        except Exception as e:  # a broken subcommand must not take the others down, nor vanish
+            bad = Unavailable(ep.name, ep.value, f"{type(e).__name__}: {e}", traceback.format_exc(limit=-3))
+            failed.append(bad)
+            if ep.name in sub.choices:  # registered, then failed: never run it half-configured
+                sub.choices[ep.name].set_defaults(func=lambda args, bad=bad: _report_unavailable(bad))
+            else:
+                _placeholder(sub, bad)
+    if failed:
+        parser.epilog = "unavailable (failed to load): " + "; ".join(f"{b.name} ({b.error})" for b in failed)
+    elif not eps:
+        parser.epilog = (f"no subcommands are declared (entry-point group {ENTRY_POINT_GROUP!r}): "
+                         "install the project (`make setup`)")
+    return parser, failed
 
 
 def main(argv: list[str] | None = None) -> int:
     from ._runtime import prefer_sync_cpu_dispatch
 
     prefer_sync_cpu_dispatch()  # before any subcommand module starts JAX's backend
-    parser = build_parser()
+    parser, failed = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    for bad in failed:
+        if argv and argv[0] == bad.name:  # before argparse, which would judge its arguments
+            return _report_unavailable(bad)
+        print(f"fr: warning: subcommand {bad.name!r} is unavailable ({bad.target}: {bad.error})", file=sys.stderr)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()

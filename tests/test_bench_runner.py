@@ -102,7 +102,10 @@ def test_sweeps_batched_and_distributed_equal_local(suites, emb):
 
 
 def test_collapsed_systems_use_the_optimal_table_partition():
-    from theory.partitions import optimal_table_partitions
+    import theory.partitions
+    from frcore import optimal_table_partitions
+
+    assert theory.partitions.optimal_table_partitions is optimal_table_partitions  # one definition, re-exported
 
     for k in (1, 3, 7, 11):
         (system,) = resolve_systems(f"fr-collapsed-{k}")

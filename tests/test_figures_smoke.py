@@ -123,6 +123,20 @@ def test_malformed_input_names_file_and_field(tmp_path, file, mutate, needle):
     assert f["script"] == script and f["error"].startswith("ValueError") and file in f["error"] and needle in f["error"]
 
 
+def test_reproduce_builds_figures_through_the_fr_command(tmp_path, built):
+    """``fr reproduce`` runs ``fr figures`` as a command (experiments does not import
+    paper_figures) and gets the same listing as :func:`paper_figures.build.build_all`."""
+    from experiments.reproduce import build_figures
+
+    _, direct = built
+    samples = {k: v for k, v in SAMPLES.items() if k != "sweep_alpha.json"}
+    res = build_figures(_write(tmp_path / "r", SAMPLES), tmp_path / "o")
+    assert {Path(o["path"]).name for o in res["outputs"]} == {Path(o["path"]).name for o in direct["outputs"]}
+    assert res["failures"] == [] and res["skipped"] == direct["skipped"]
+    res = build_figures(_write(tmp_path / "r2", samples), tmp_path / "o2")
+    assert [f["script"] for f in res["failures"]] == ["fig_alpha"]
+
+
 def test_cli_entry_point(tmp_path, capsys):
     from paper_figures import tab_holdout
     from paper_figures._common import cli

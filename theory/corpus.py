@@ -30,17 +30,13 @@ largest σ; see there).
 from __future__ import annotations
 
 import datetime as _dt
-import glob
-import json
-import os
 from dataclasses import dataclass, replace
 from typing import Any, Mapping, Sequence
 
 import numpy as np
 
 import frcore
-from frcore import CATEGORY_NAMES, N_CATEGORIES, State
-from frcore._ontology import category_index
+from frcore import CATEGORY_NAMES, N_CATEGORIES, State, category_index
 
 #: Default built-in corpus: this many generated personas (as ``fr bench run``), from this seed.
 DEFAULT_PERSONAS = 20
@@ -122,12 +118,12 @@ class Corpus:
 
 def derive_states(facts: Sequence[Mapping[str, Any]], asked_at_h: float) -> dict[str, int]:
     """Lifecycle state of each fact as of ``asked_at`` — FR-Bank's own rules
-    (:func:`frcore.bank._lifecycle.derive_states`; one source of truth, never reads ``role``).
+    (:func:`frcore.bank.derive_states`; one source of truth, never reads ``role``).
     Facts said after ``asked_at`` are reported ACTIVE (they never compete: the corpus drops them)."""
     import datetime as _dt
 
-    from frcore.bank._facts import parse_fact
-    from frcore.bank._lifecycle import derive_states as bank_states
+    from frcore.bank import derive_states as bank_states
+    from frcore.bank import parse_fact
 
     records = [parse_fact(dict(f), where="corpus fact") for f in facts]
     known = {r.id for r in records}
@@ -159,7 +155,7 @@ def _as_dict(suite: Any) -> Mapping[str, Any]:
     """A suite as a suite-format-v1 mapping (parsed ``Suite`` records are converted back)."""
     if isinstance(suite, Mapping):
         return suite
-    from frcore.bench._suite import suite_to_dict
+    from frcore.bench import suite_to_dict
 
     return suite_to_dict(suite)
 
@@ -215,7 +211,7 @@ def build_corpus(suites: Sequence[Mapping[str, Any]], embedder, categories: str 
         raise ValueError(f"categories: {categories!r} is not one of {CATEGORY_SOURCES}")
     router = None
     if categories == "router":
-        from frcore.bank._query import Router
+        from frcore.bank import Router
 
         router = Router(embedder)
     rows = []
@@ -315,28 +311,16 @@ def build_corpus(suites: Sequence[Mapping[str, Any]], embedder, categories: str 
 
 
 def read_suites(path: str) -> list[dict]:
-    """Suites from a path (a suite JSON file or a folder of them), via the frcore loader when
-    present (``frcore.bench._suite.load_suites``), else plain ``json``."""
-    try:
-        from frcore.bench._suite import load_suites  # type: ignore
-    except ImportError:
-        load_suites = None
-    if load_suites is not None:
-        return list(load_suites(path))
-    if os.path.isdir(path):
-        files = sorted(glob.glob(os.path.join(path, "*.json")))
-        if not files:
-            raise FileNotFoundError(f"suite path {path!r}: no *.json files")
-    elif os.path.exists(path):
-        files = [path]
-    else:
-        raise FileNotFoundError(f"suite path {path!r} does not exist")
-    return [json.load(open(f, encoding="utf-8")) for f in files]
+    """Suites from a path (a suite JSON file or a folder of them), read and validated by
+    :func:`frcore.bench.load_suites`."""
+    from frcore.bench import load_suites
+
+    return list(load_suites(path))
 
 
 def default_suites(personas: int = DEFAULT_PERSONAS, seed: int = DEFAULT_SEED) -> list[dict]:
-    """The built-in generated suites (``frcore.bench._generator.generate_suites``)."""
-    from frcore.bench._generator import generate_suites  # type: ignore
+    """The built-in generated suites (:func:`frcore.bench.generate_suites`)."""
+    from frcore.bench import generate_suites
 
     return list(generate_suites(personas, seed))
 
@@ -344,7 +328,7 @@ def default_suites(personas: int = DEFAULT_PERSONAS, seed: int = DEFAULT_SEED) -
 def get_embedder(name: str = "minilm"):
     """The embedder by name, as every other command builds it (``minilm`` by default, with the
     persistent vector cache; ``hash`` for tests)."""
-    from frcore.bench.cli import make_embedder
+    from frcore.bench import make_embedder
 
     return make_embedder(name)
 
@@ -353,7 +337,7 @@ def load_suites(suite: str | None = None, personas: int | None = None, seed: int
     """(suites, label) exactly as ``fr bench run`` reads them: ``suite`` a file or folder (the
     first ``personas`` of it if given), or ``None`` / ``"synthetic"`` for ``personas``
     generated suites (default 20)."""
-    from frcore.bench.cli import load_suites_arg
+    from frcore.bench import load_suites_arg
 
     if personas is not None and int(personas) < 1:
         raise ValueError(f"personas: must be ≥ 1, got {personas}")
@@ -370,13 +354,13 @@ def load_corpus(suite: str | None = None, personas: int | None = None, embedder:
 def rescale_sigma(corpus: Corpus) -> Corpus:
     """The σ-scale variant: every question's σ divided by its largest σ over its candidates
     (σ' = σ / max_j σ_j, so the best match of each question has σ' = 1) — the rule of FR-Bank's
-    ``PipelineConfig(sigma_scale="max")`` (:func:`frcore.bank._pipeline.scale_sigma_max`).
+    ``PipelineConfig(sigma_scale="max")`` (:func:`frcore.bank.scale_sigma_max`).
 
     A data-independent rule, for diagnosis only: our σ is a MiniLM cosine (99th percentile of
     top-10 items ≈ 0.75), while the paper's thresholds (semantic floor at σ ≥ 0.95, numeric
     rescue at σ ≥ 0.85) were set on its retrieval backend's own score; max-normalising puts
     each question's best candidate at the top of the scale the thresholds assume."""
-    from frcore.bank._pipeline import scale_sigma_max  # the one definition of the rule
+    from frcore.bank import scale_sigma_max  # the one definition of the rule
 
     new = np.zeros_like(corpus.sim)
     for b in range(corpus.n_questions):

@@ -23,21 +23,6 @@ from ._base import ClaimResult, claim
 from .diagnose import corpus_diagnosis
 from .verdict import Rule, holds, within
 
-_CACHE: dict[int, tuple[object, dict]] = {}
-
-
-def _memo(corpus) -> dict:
-    """Per-corpus cache of the activation and requirement pairs (the corpus is immutable)."""
-    hit = _CACHE.get(id(corpus))
-    if hit is None or hit[0] is not corpus:
-        act = corpus.activation()
-        hit = (corpus, {"act": act, "pairs": poly.requirement_pairs(corpus, act)})
-        if len(_CACHE) >= 4:
-            _CACHE.clear()
-        _CACHE[id(corpus)] = hit
-    return hit[1]
-
-
 def _med(x) -> float:
     x = np.asarray(x, dtype=np.float64)
     return float(np.median(x)) if x.size else float("nan")
@@ -68,7 +53,7 @@ def a2_4_regime(corpus) -> ClaimResult:
     """Per gold (support, wrong) pair: |ε| = |σ_s − σ_w|, |Δa| = |a_s − a_w| and, for pairs σ
     misorders (ε < 0), α_required = −ε/(Δa − ε) (∞ if Δa ≤ 0), the α at which
     b = (1−α)σ + αa first orders them. Check: the corpus has at least one gold pair."""
-    P = _memo(corpus)["pairs"]
+    P = poly.corpus_pairs(corpus)["pairs"]
     P = P.subset(P.gold)
     if len(P) == 0:
         return ClaimResult("not measurable: no gold (support, wrong) pairs in the corpus", True,
@@ -129,7 +114,7 @@ def _a7_1_parts(w):
 def a7_1_witness(corpus) -> ClaimResult:
     """Check: the bounds were computed (a corpus without both kinds of pairs is *not
     measurable*: verdict not comparable)."""
-    w = a7_1_bounds(_memo(corpus)["pairs"])
+    w = a7_1_bounds(poly.corpus_pairs(corpus)["pairs"])
     if not (w["preservation_pairs"] and w["suppression_pairs"]):
         why = f"{w['preservation_pairs']} FINANCIAL preservation, {w['suppression_pairs']} LOGISTICAL suppression pairs"
         return ClaimResult(f"not measurable on this corpus: {why}", True, {**w, "not_measurable": why})
@@ -178,7 +163,7 @@ def cross_pair_shares(P: poly.Pairs, margin: float = poly.DEFAULT_MARGIN) -> dic
 def global_alpha_analysis(corpus, margin: float = poly.DEFAULT_MARGIN, sample: int = 64) -> dict:
     """The A.10 computation (see :func:`a10_global_alpha`); returns the JSON-able witness
     (cached per corpus)."""
-    memo = _memo(corpus)
+    memo = poly.corpus_pairs(corpus)
     key = ("a10", margin, sample)
     if key not in memo:
         memo[key] = _global_alpha_analysis(memo["pairs"], margin, sample)
@@ -371,7 +356,7 @@ def a10_category_alpha(corpus) -> ClaimResult:
 def partition_analysis(corpus) -> dict:
     """Within-partition policy variances (behavioral / cognitive / uniform), the exact optimum
     per k, and the A.6 gap; see :mod:`theory.partitions` for the definitions (cached per corpus)."""
-    memo = _memo(corpus)
+    memo = poly.corpus_pairs(corpus)
     if "partitions" not in memo:
         memo["partitions"] = _partition_analysis(corpus)
     return memo["partitions"]
@@ -566,7 +551,7 @@ def a15_calibrate(corpus) -> ClaimResult:
     Farkas certificate verifies in float64 and exactly."""
     from .calibrate import calibrate
 
-    _, cert = calibrate(corpus, pairs=_memo(corpus)["pairs"], prove=True)
+    _, cert = calibrate(corpus, pairs=poly.corpus_pairs(corpus)["pairs"], prove=True)
     ok = bool(cert["numpy_check_consistent"] and (cert["feasible"] or cert.get("infeasibility_certificate_verified")))
     ours = (f"max-margin α_c over {cert['rows_used']} rows: margin {cert['margin']:.3g} "
             f"({'feasible' if cert['feasible'] else 'infeasible: best worst-case slack'}); "

@@ -136,9 +136,9 @@ def pair_regime(corpus) -> dict:
     whose two activations are both below 0.01: there b_s − b_x ≈ (1 − α)(σ_s − σ_x), so α only
     scales the σ gap and cannot reorder the pair (suppression of a stale edge that σ prefers
     needs α ≥ 1)."""
-    from .corpus_claims import _memo
+    from .polytope import corpus_pairs
 
-    P = _memo(corpus)["pairs"]
+    P = corpus_pairs(corpus)["pairs"]
     if len(P) == 0:
         return {"pairs": 0}
     both = (P.act_s < 0.01) & (P.act_x < 0.01)

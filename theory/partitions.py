@@ -15,14 +15,27 @@ belongs to the group of its primary category. **Within-partition policy variance
 
 behavioral = 11 singletons, cognitive = the 3 cognitive types, uniform = 1 group. The exact
 optimum for each k enumerates all set partitions of the 11 categories (Bell(11) = 678,570) as
-restricted-growth strings, using per-category sufficient statistics (n_c, Σp, Σ‖p‖²).
+restricted-growth strings, using per-category sufficient statistics (n_c, Σp, Σ‖p‖²). That
+corpus-free machinery (restricted-growth strings, partition variances, the ontology table's own
+optimal partitions) is :mod:`frcore`'s and is re-exported here; this module adds the corpus-level
+policy vectors, statistics and the A.6 identity.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from frcore import CATEGORY_NAMES, N_CATEGORIES, as_arrays
+from frcore import N_CATEGORIES, as_arrays
+
+# The corpus-free partition machinery is the core's (its fr-collapsed-K systems use it); re-exported.
+from frcore import (
+    optimal_by_k as optimal_by_k,
+    optimal_table_partitions as optimal_table_partitions,
+    partition_blocks as blocks,
+    partition_variances as partition_variances,
+    restricted_growth_strings as restricted_growth_strings,
+    table_policies as table_policies,
+)
 
 
 def policy_vectors(weights: np.ndarray) -> np.ndarray:
@@ -31,12 +44,6 @@ def policy_vectors(weights: np.ndarray) -> np.ndarray:
     w = np.asarray(weights, dtype=np.float64)
     w = w / w.sum(axis=1, keepdims=True)
     return np.stack([w @ o.alpha, 1.0 / (w @ (1.0 / o.rates)), w @ o.floors], axis=1)
-
-
-def table_policies() -> np.ndarray:
-    """(C, 3) the ontology table's (α_c, λ_c, F_c): the category-mean model."""
-    o = as_arrays()
-    return np.stack([o.alpha, o.rates, o.floors], axis=1)
 
 
 def category_stats(policy: np.ndarray, primary: np.ndarray, n: int = N_CATEGORIES):
@@ -49,44 +56,6 @@ def category_stats(policy: np.ndarray, primary: np.ndarray, n: int = N_CATEGORIE
     return cnt, s1, s2
 
 
-def restricted_growth_strings(n: int) -> np.ndarray:
-    """All set partitions of n items as restricted-growth strings, shape (Bell(n), n), int8.
-
-    Row r assigns item i to block r[i]; r[0] = 0 and r[i] ≤ 1 + max(r[:i]). Built one position at a
-    time: each string with current maximum m spawns m + 2 children (vectorised with ``repeat``).
-    """
-    if n < 1:
-        raise ValueError(f"n: need at least one item, got {n}")
-    rgs = np.zeros((1, 1), dtype=np.int8)
-    mx = np.zeros(1, dtype=np.int64)
-    for _ in range(1, n):
-        reps = mx + 2
-        parent = np.repeat(np.arange(len(rgs)), reps)
-        start = np.cumsum(reps) - reps
-        value = np.arange(len(parent)) - np.repeat(start, reps)
-        rgs = np.concatenate([rgs[parent], value[:, None].astype(np.int8)], axis=1)
-        mx = np.maximum(mx[parent], value)
-    return rgs
-
-
-def partition_variances(cnt: np.ndarray, s1: np.ndarray, s2: np.ndarray, rgs: np.ndarray) -> np.ndarray:
-    """V for every partition in ``rgs`` (P, n) from per-category statistics (vectorised)."""
-    N = cnt.sum()
-    if N <= 0:
-        raise ValueError("cnt: no entries")
-    P, n = rgs.shape
-    G = int(rgs.max()) + 1
-    flat = (np.arange(P, dtype=np.int64)[:, None] * G + rgs.astype(np.int64)).ravel()
-    ng = np.bincount(flat, weights=np.tile(cnt, P), minlength=P * G)
-    sq = np.zeros(P * G)
-    for j in range(s1.shape[1]):
-        sg = np.bincount(flat, weights=np.tile(s1[:, j], P), minlength=P * G)
-        sq += sg * sg
-    with np.errstate(divide="ignore", invalid="ignore"):
-        between = np.where(ng > 0, sq / np.where(ng > 0, ng, 1.0), 0.0).reshape(P, G).sum(axis=1)
-    return np.maximum(s2.sum() - between, 0.0) / N
-
-
 def labels_variance(policy: np.ndarray, groups: np.ndarray) -> float:
     """V of a grouping given per-entry group labels (direct definition; a test oracle too)."""
     v = 0.0
@@ -94,33 +63,6 @@ def labels_variance(policy: np.ndarray, groups: np.ndarray) -> float:
         p = policy[groups == g]
         v += ((p - p.mean(axis=0)) ** 2).sum()
     return float(v / len(policy))
-
-
-def blocks(rgs_row: np.ndarray) -> list[list[str]]:
-    """A restricted-growth string as lists of category names."""
-    return [[CATEGORY_NAMES[c] for c in np.flatnonzero(rgs_row == g)] for g in range(int(rgs_row.max()) + 1)]
-
-
-def optimal_by_k(cnt: np.ndarray, s1: np.ndarray, s2: np.ndarray, rgs: np.ndarray | None = None):
-    """For each k, (minimum V, index of the optimal partition) over all partitions with k blocks."""
-    rgs = restricted_growth_strings(len(cnt)) if rgs is None else rgs
-    v = partition_variances(cnt, s1, s2, rgs)
-    k = rgs.max(axis=1).astype(np.int64) + 1
-    out = {}
-    for kk in range(1, len(cnt) + 1):
-        idx = np.flatnonzero(k == kk)
-        j = idx[np.argmin(v[idx])]
-        out[kk] = (float(v[j]), int(j))
-    return out, rgs, v
-
-
-def optimal_table_partitions() -> dict[int, list[list[str]]]:
-    """Variance-minimising partitions of the ontology table's own (α_c, λ_c, F_c) rows (every
-    category weighted once) for k = 1..11 — the category-mean model, no corpus needed. Used by
-    the granularity sweep and by the ``fr-collapsed-K`` systems."""
-    pol = table_policies()
-    best, rgs, _ = optimal_by_k(np.ones(len(pol)), pol.copy(), (pol**2).sum(axis=1))
-    return {k: blocks(rgs[j]) for k, (_, j) in best.items()}
 
 
 def entry_policies(corpus) -> tuple[np.ndarray, np.ndarray]:

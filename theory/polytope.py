@@ -101,6 +101,22 @@ def requirement_pairs(corpus, activation: np.ndarray | None = None, *, distracto
     return Pairs(k, b, s, x, r[:, 4].astype(bool), corpus.sim[b, s], corpus.sim[b, x], act[b, s], act[b, x], prim[b, s], prim[b, x])
 
 
+_PAIRS_CACHE: dict[int, tuple[object, dict]] = {}
+
+
+def corpus_pairs(corpus) -> dict:
+    """``{"act", "pairs"}``: the corpus's activation and its :func:`requirement_pairs`, computed
+    once per corpus (the corpus is immutable) for the claims and diagnoses that share them."""
+    hit = _PAIRS_CACHE.get(id(corpus))
+    if hit is None or hit[0] is not corpus:
+        act = corpus.activation()
+        hit = (corpus, {"act": act, "pairs": requirement_pairs(corpus, act)})
+        if len(_PAIRS_CACHE) >= 4:
+            _PAIRS_CACHE.clear()
+        _PAIRS_CACHE[id(corpus)] = hit
+    return hit[1]
+
+
 # --------------------------------------------------------------------------- global α
 
 

@@ -2,7 +2,19 @@
 eight-stage retrieval pipeline (SPEC §4)."""
 
 from ._bank import Bank as Bank, QueryResult as QueryResult, parse_time as parse_time, to_hours as to_hours
-from ._pipeline import PipelineConfig as PipelineConfig, retrieve as retrieve
+from ._cache import CachedEmbedder as CachedEmbedder
+from ._embed import get_embedder as get_embedder
+from ._facts import FactRecord as FactRecord, parse_fact as parse_fact
+from ._lifecycle import derive_states as derive_states
+from ._pipeline import PipelineConfig as PipelineConfig, retrieve as retrieve, scale_sigma_max as scale_sigma_max
 from ._query import Router as Router, infer_intent as infer_intent
 
-__all__ = ["Bank", "QueryResult", "PipelineConfig", "Router", "infer_intent", "retrieve", "parse_time", "to_hours"]
+__all__ = [
+    "Bank", "QueryResult", "PipelineConfig", "Router", "infer_intent", "retrieve", "parse_time", "to_hours",
+    # facts and their lifecycle states
+    "FactRecord", "parse_fact", "derive_states",
+    # embedders
+    "get_embedder", "CachedEmbedder",
+    # the σ-scale rule of PipelineConfig(sigma_scale="max")
+    "scale_sigma_max",
+]

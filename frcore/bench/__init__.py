@@ -2,9 +2,37 @@
 configuration of the FR-Bank pipeline, the built-in generator and the LoCoMo evaluation."""
 
 from ._generator import generate_suite as generate_suite, generate_suites as generate_suites
-from ._metrics import aggregate as aggregate, markdown_table as markdown_table, question_outcome as question_outcome
-from ._runner import run_benchmark as run_benchmark
-from ._suite import corpus as corpus, load_suite as load_suite, load_suites as load_suites, parse_suite as parse_suite
-from ._systems import SYSTEMS as SYSTEMS, resolve_systems as resolve_systems
+from ._inputs import load_suites_arg as load_suites_arg, make_embedder as make_embedder
+from ._metrics import (
+    aggregate as aggregate,
+    markdown_table as markdown_table,
+    mcnemar as mcnemar,
+    paired_bootstrap as paired_bootstrap,
+    question_outcome as question_outcome,
+)
+from ._runner import bank_records as bank_records, git_revision as git_revision, run_benchmark as run_benchmark
+from ._suite import (
+    corpus as corpus,
+    load_suite as load_suite,
+    load_suites as load_suites,
+    parse_suite as parse_suite,
+    suite_to_dict as suite_to_dict,
+)
+from ._systems import (
+    DEFAULT_SYSTEMS as DEFAULT_SYSTEMS,
+    SYSTEMS as SYSTEMS,
+    System as System,
+    cognitive_partition as cognitive_partition,
+    collapse_params as collapse_params,
+    resolve_systems as resolve_systems,
+)
 
-__all__ = ["SYSTEMS", "aggregate", "corpus", "generate_suite", "generate_suites", "load_suite", "load_suites", "markdown_table", "parse_suite", "question_outcome", "resolve_systems", "run_benchmark"]
+__all__ = [
+    # suites: format v1, the generator, and reading them as every command does
+    "corpus", "generate_suite", "generate_suites", "load_suite", "load_suites", "load_suites_arg", "parse_suite", "suite_to_dict",
+    # systems
+    "DEFAULT_SYSTEMS", "SYSTEMS", "System", "cognitive_partition", "collapse_params", "resolve_systems",
+    # running and scoring
+    "bank_records", "git_revision", "make_embedder", "run_benchmark",
+    "aggregate", "markdown_table", "mcnemar", "paired_bootstrap", "question_outcome",
+]

@@ -18,6 +18,7 @@ import numpy as np
 
 from .._ontology import CATEGORY_NAMES, N_CATEGORIES
 from .._params import LifecycleParams, default_params
+from .._partitions import optimal_table_partitions
 from .._types import ScoreConfig
 from ..bank._pipeline import PipelineConfig
 
@@ -152,11 +153,9 @@ def resolve_systems(names: str | Sequence[str] | None) -> list[System]:
 
 def _default_partition(k: int) -> list[list[str]]:
     """Partition of the categories into k groups minimising within-group parameter variance
-    (theory A.5's exact enumeration on the ontology table, the same as the granularity sweep)."""
+    (A.5's exact enumeration on the ontology table, the same as the granularity sweep)."""
     if not 1 <= k <= N_CATEGORIES:
         raise ValueError(f"systems: fr-collapsed-{k}: k must lie in 1..{N_CATEGORIES}")
-    from theory.partitions import optimal_table_partitions
-
     return optimal_table_partitions()[k]
 
 

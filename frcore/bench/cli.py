@@ -6,31 +6,8 @@ import json
 import sys
 from pathlib import Path
 
-
-def load_suites_arg(suite: str, personas: int | None, seed: int = 0):
-    """Suites from ``synthetic`` (the built-in generator) or a file / folder path."""
-    from ._suite import load_suites, parse_suite
-
-    if suite == "synthetic":
-        from ._generator import generate_suites
-
-        n = personas or 20
-        return [parse_suite(obj, f"synthetic[seed={seed}]#{i}") for i, obj in enumerate(generate_suites(n, seed=seed))], f"synthetic(n={n}, seed={seed})"
-    suites = load_suites(suite)
-    if personas:
-        suites = suites[:personas]
-    return suites, str(suite)
-
-
-def make_embedder(name: str, cache: bool = True):
-    from ..bank._embed import get_embedder
-
-    emb = get_embedder(name)
-    if cache and not name.startswith("hash"):
-        from ..bank._cache import CachedEmbedder
-
-        emb = CachedEmbedder(emb)
-    return emb
+from ._inputs import load_suites_arg, make_embedder, parse_kv
+from .locomo import register_locomo
 
 
 def _run(args) -> int:
@@ -39,12 +16,12 @@ def _run(args) -> int:
 
     suites, label = load_suites_arg(args.suite, args.personas, args.seed)
     emb = make_embedder(args.embedder)
-    pipeline = dict(_kv("--pipeline", x, strings=True) for x in args.pipeline)
+    pipeline = dict(parse_kv("--pipeline", x, strings=True) for x in args.pipeline)
     base = None
     if args.param:
         from .. import default_params, replace_params
 
-        base = replace_params(default_params(), **dict(_kv("--param", x) for x in args.param))
+        base = replace_params(default_params(), **dict(parse_kv("--param", x) for x in args.param))
     result = run_benchmark(suites, args.systems, emb, gold_intent=args.gold_intent, suite_label=label, keep_terms=not args.no_terms,
                            base_params=base, pipeline_overrides=pipeline or None)
     if args.json:
@@ -56,20 +33,6 @@ def _run(args) -> int:
         Path(args.markdown).write_text(table + "\n")
     print(f"\n{result['n_personas']} personas, {result['n_questions']} questions, {len(result['systems'])} systems in {result['seconds']} s", file=sys.stderr)
     return 0
-
-
-def _kv(flag: str, text: str, strings: bool = False) -> tuple[str, float | str]:
-    """KEY=VALUE → (key, float value); with ``strings``, a value that is not a number stays a
-    string (for text fields such as ``--pipeline sigma_scale=max``)."""
-    key, sep, value = text.partition("=")
-    if not sep:
-        raise ValueError(f"{flag}: expected KEY=VALUE, got {text!r}")
-    try:
-        return key.strip(), float(value)
-    except ValueError:
-        if strings:
-            return key.strip(), value.strip()
-        raise ValueError(f"{flag} {key}: value {value!r} is not a number") from None
 
 
 def _report(args) -> int:
@@ -99,9 +62,4 @@ def register(subparsers) -> None:
     rep = sub.add_parser("report", help="print the tables of a saved result")
     rep.add_argument("result")
     rep.set_defaults(func=_report)
-    try:
-        from .locomo import register_locomo
-    except ImportError:
-        pass
-    else:
-        register_locomo(sub)
+    register_locomo(sub)

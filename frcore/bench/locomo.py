@@ -556,13 +556,11 @@ def markdown_locomo(result: Mapping[str, Any]) -> str:
 
 
 def _cli(args) -> int:
-    from .cli import make_embedder
+    from ._inputs import make_embedder, parse_kv
 
     data = load_locomo(args.data, args.conversations)
     emb = make_embedder(args.embedder)
-    from .cli import _kv
-
-    overrides = dict(_kv("--pipeline", x, strings=True) for x in args.pipeline) or None
+    overrides = dict(parse_kv("--pipeline", x, strings=True) for x in args.pipeline) or None
     result = run_locomo(data, args.systems, emb, n_boot=args.n_boot, keep_questions=args.questions, pipeline_overrides=overrides)
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     Path(args.json).write_text(json.dumps(result, default=str, indent=1))

@@ -1,0 +1,99 @@
+"""The ``fr`` command finds its subcommands through the entry points each package declares, and a
+subcommand that cannot load says so: listed as unavailable in ``fr --help``, an error naming it
+and a non-zero exit status when invoked."""
+
+from __future__ import annotations
+
+import sys
+from importlib.metadata import EntryPoint
+from pathlib import Path
+
+import pytest
+
+from frcore import cli
+
+ROOT = Path(__file__).resolve().parents[1]
+EXPECTED = {"bank", "bench", "calibrate", "figures", "latency", "ledger", "reproduce", "sweep", "theory"}
+
+
+def _declared() -> dict[str, str]:
+    tomllib = pytest.importorskip("tomllib")
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    return meta["project"]["entry-points"][cli.ENTRY_POINT_GROUP]
+
+
+def test_every_subcommand_is_declared_by_its_package():
+    declared = _declared()
+    assert set(declared) == EXPECTED
+    for name, target in declared.items():
+        module, _, attr = target.partition(":")
+        assert attr == "register" and module.split(".")[0] in ("frcore", "theory", "experiments", "paper_figures"), target
+
+
+def test_installed_entry_points_match_pyproject():
+    """The installed metadata is what ``fr`` reads: stale after editing pyproject.toml until
+    ``make setup`` reinstalls."""
+    installed = {ep.name: ep.value for ep in cli.command_entry_points()}
+    assert installed == _declared(), "installed entry points differ from pyproject.toml: run `make setup`"
+
+
+def test_help_lists_every_subcommand(capsys):
+    parser, failed = cli.build_parser()
+    assert not failed, failed
+    with pytest.raises(SystemExit) as e:
+        parser.parse_args(["--help"])
+    assert e.value.code == 0
+    out = capsys.readouterr().out
+    for name in EXPECTED:
+        assert f"    {name}" in out
+
+
+def _with_broken(monkeypatch, *broken: EntryPoint):
+    good = [ep for ep in cli.command_entry_points() if ep.name in ("bank", "ledger")]
+    monkeypatch.setattr(cli, "command_entry_points", lambda: sorted(good + list(broken), key=lambda ep: ep.name))
+
+
+MISSING = EntryPoint("ghost", "frcore_no_such_module.cmd:register", cli.ENTRY_POINT_GROUP)
+
+
+def test_unloadable_subcommand_is_listed_as_unavailable(monkeypatch, capsys):
+    _with_broken(monkeypatch, MISSING)
+    with pytest.raises(SystemExit) as e:
+        cli.main(["--help"])
+    assert e.value.code == 0
+    cap = capsys.readouterr()
+    assert "bank" in cap.out and "ledger" in cap.out  # the rest still listed
+    assert "ghost" in cap.out and "UNAVAILABLE" in cap.out and "frcore_no_such_module" in cap.out
+    assert "unavailable (failed to load): ghost" in " ".join(cap.out.split())
+    assert "subcommand 'ghost' is unavailable" in cap.err
+
+
+@pytest.mark.parametrize("argv", [["ghost"], ["ghost", "--help"], ["ghost", "run", "--x", "1"]])
+def test_invoking_an_unloadable_subcommand_fails_loudly(monkeypatch, capsys, argv):
+    _with_broken(monkeypatch, MISSING)
+    code = cli.main(argv)
+    assert code == cli.EXIT_UNAVAILABLE != 0
+    err = capsys.readouterr().err
+    assert "fr ghost: error: this subcommand could not be loaded" in err and "ModuleNotFoundError" in err
+
+
+def test_a_subcommand_whose_register_raises_is_unavailable(monkeypatch, capsys):
+    mod = type(sys)("frcore_test_broken_cmd")
+
+    def register(subparsers):
+        subparsers.add_parser("halfway")
+        raise RuntimeError("broken on purpose")
+
+    mod.register = register
+    monkeypatch.setitem(sys.modules, "frcore_test_broken_cmd", mod)
+    _with_broken(monkeypatch, EntryPoint("halfway", "frcore_test_broken_cmd:register", cli.ENTRY_POINT_GROUP))
+    assert cli.main(["halfway"]) == cli.EXIT_UNAVAILABLE
+    assert "broken on purpose" in capsys.readouterr().err
+
+
+def test_other_subcommands_still_run_when_one_is_broken(monkeypatch, capsys):
+    _with_broken(monkeypatch, MISSING)
+    with pytest.raises(SystemExit) as e:
+        cli.main(["ledger", "--help"])
+    assert e.value.code == 0
+    assert "usage: fr ledger" in capsys.readouterr().out

@@ -1,0 +1,373 @@
+"""The import contract of the repository, read from the source with :mod:`ast` (nothing is imported).
+
+Layers, bottom to top: ``frcore`` (with its subpackages ``frcore.bank`` and ``frcore.bench``) ←
+``theory`` ← ``experiments`` ← ``paper_figures``. Every import is read — at module level, inside
+functions, and module names given as strings (``importlib.import_module("x.y")``, an f-string
+whose literal head names a module, or any other string constant that is exactly the dotted name
+of one of our modules, such as a table of subcommand modules) — and three rules are enforced:
+
+1. **One direction**: no arrow from a lower layer to a higher one (``frcore`` imports nothing of
+   theory/, experiments/ or paper_figures/).
+2. **No cycles**: the graph between the packages ``frcore`` (its own modules), ``frcore.bank``,
+   ``frcore.bench``, ``theory``, ``experiments`` and ``paper_figures`` is acyclic, counting every
+   import (a lazy import inside a function is still a dependency). Between modules, no cycle at
+   import time anywhere (module-level imports), and in frcore none at all, lazy imports
+   included (no two modules of the core need each other, directly or through others).
+3. **No private imports across packages**: a module of one top-level package does not import a
+   private module (a dotted-path component starting with ``_``, other than ``__init__`` /
+   ``__future__``) or a private name of another top-level package. Inside one top-level package
+   (``frcore.bank`` importing ``frcore._ontology``) private imports are fine; tests/ is not
+   checked (tests test internals).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+#: top-level packages and their layer (a package may import only from its own layer or below)
+LAYERS = {"frcore": 0, "theory": 1, "experiments": 2, "paper_figures": 3}
+#: the nodes of the package graph: subpackages are nodes of their own
+SUBPACKAGES = ("frcore.bank", "frcore.bench")
+
+
+@dataclass(frozen=True)
+class Import:
+    importer: str  # dotted module name of the importing file
+    target: str  # dotted module name imported (resolved to an existing module where possible)
+    names: tuple[str, ...]  # names taken with ``from target import ...`` (empty otherwise)
+    line: int
+    module_level: bool  # executed when the importer is imported (not inside a function)
+    kind: str  # "import" | "from" | "string"
+
+    def where(self) -> str:
+        return f"{self.importer}:{self.line}"
+
+
+def module_name(path: Path, root: Path = ROOT) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def source_files(root: Path = ROOT) -> dict[str, Path]:
+    """Every .py file of the layered packages, by dotted module name."""
+    out = {}
+    for pkg in LAYERS:
+        for p in sorted((root / pkg).rglob("*.py")):
+            out[module_name(p, root)] = p
+    return out
+
+
+def _is_package(name: str, modules: dict[str, Path]) -> bool:
+    p = modules.get(name)
+    return p is not None and p.name == "__init__.py"
+
+
+def _project_module(name: str) -> bool:
+    return name.split(".")[0] in LAYERS
+
+
+def _resolve(importer: str, modules: dict[str, Path], level: int, module: str | None) -> str:
+    """The absolute module a (possibly relative) ``from`` names."""
+    if level == 0:
+        return module or ""
+    base = importer.split(".")
+    if not _is_package(importer, modules):
+        base = base[:-1]
+    base = base[: len(base) - (level - 1)] if level > 1 else base
+    return ".".join(base + ([module] if module else []))
+
+
+def _string_target(node: ast.expr) -> str | None:
+    """The module named by an ``import_module`` argument: a constant, or an f-string's literal head."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr) and node.values and isinstance(node.values[0], ast.Constant):
+        head = str(node.values[0].value)
+        return head.rstrip(".") if head.endswith(".") else head
+    return None
+
+
+def _is_import_module_call(node: ast.Call) -> bool:
+    f = node.func
+    name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+    return name in ("import_module", "__import__")
+
+
+def _docstring_nodes(tree: ast.AST) -> set[int]:
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+                out.add(id(body[0].value))
+    return out
+
+
+def imports_of(name: str, source: str, modules: dict[str, Path]) -> list[Import]:
+    """Every import of one module: statements anywhere in it, and module names given as strings."""
+    tree = ast.parse(source, filename=name)
+    out: list[Import] = []
+    docstrings = _docstring_nodes(tree)
+    string_calls: set[int] = set()
+
+    def visit(node: ast.AST, module_level: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            inner = module_level and not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+            if isinstance(child, ast.Import):
+                for a in child.names:
+                    out.append(Import(name, a.name, (), child.lineno, module_level, "import"))
+            elif isinstance(child, ast.ImportFrom):
+                target = _resolve(name, modules, child.level, child.module)
+                plain = []
+                for a in child.names:
+                    sub = f"{target}.{a.name}"
+                    if sub in modules:  # ``from pkg import submodule``
+                        out.append(Import(name, sub, (), child.lineno, module_level, "from"))
+                    else:
+                        plain.append(a.name)
+                if plain or not child.names:
+                    out.append(Import(name, target, tuple(plain), child.lineno, module_level, "from"))
+            elif isinstance(child, ast.Call) and _is_import_module_call(child) and child.args:
+                t = _string_target(child.args[0])
+                if t is not None:
+                    if isinstance(child.args[0], ast.Constant):
+                        string_calls.add(id(child.args[0]))
+                    out.append(Import(name, t, (), child.lineno, False, "string"))
+            elif (isinstance(child, ast.Constant) and isinstance(child.value, str) and id(child) not in docstrings
+                  and id(child) not in string_calls and child.value in modules and "." in child.value):
+                # a bare string naming one of our modules (a table of modules to import)
+                out.append(Import(name, child.value, (), child.lineno, False, "string"))
+            visit(child, inner)
+
+    visit(tree, True)
+    return [i for i in out if _project_module(i.target)]
+
+
+def all_imports(root: Path = ROOT) -> list[Import]:
+    modules = source_files(root)
+    out = []
+    for name, path in modules.items():
+        out.extend(imports_of(name, path.read_text(encoding="utf-8"), modules))
+    return out
+
+
+def package_of(module: str) -> str:
+    """The node of the package graph a module belongs to."""
+    for sub in SUBPACKAGES:
+        if module == sub or module.startswith(sub + "."):
+            return sub
+    return module.split(".")[0]
+
+
+def top_of(module: str) -> str:
+    return module.split(".")[0]
+
+
+def _private(module: str) -> bool:
+    return any(p.startswith("_") and p not in ("__init__", "__future__", "__main__") for p in module.split("."))
+
+
+# --- the three rules, each returning its violations as readable lines ---------------------------
+
+
+def layer_violations(imports: list[Import]) -> list[str]:
+    return [f"{i.where()}: {top_of(i.importer)} (layer {LAYERS[top_of(i.importer)]}) imports {i.target} "
+            f"(layer {LAYERS[top_of(i.target)]}, higher) [{i.kind}]"
+            for i in imports if LAYERS[top_of(i.target)] > LAYERS[top_of(i.importer)]]
+
+
+def _cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one node, or with a self-loop (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[list[str]] = []
+    nodes = sorted(set(edges) | {b for bs in edges.values() for b in bs})
+
+    def strong(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(edges.get(v, ())):
+            if w not in index:
+                strong(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1 or v in edges.get(v, ()):
+                out.append(sorted(comp))
+
+    for v in nodes:
+        if v not in index:
+            strong(v)
+    return out
+
+
+def package_cycle_violations(imports: list[Import]) -> list[str]:
+    edges: dict[str, set[str]] = {}
+    witness: dict[tuple[str, str], Import] = {}
+    for i in imports:
+        a, b = package_of(i.importer), package_of(i.target)
+        if a != b:
+            edges.setdefault(a, set()).add(b)
+            witness.setdefault((a, b), i)
+    out = []
+    for comp in _cycles(edges):
+        arrows = [f"{a} → {b} ({witness[a, b].where()} imports {witness[a, b].target})"
+                  for a in comp for b in sorted(edges.get(a, ())) if b in comp]
+        out.append(f"package cycle {' ⇄ '.join(comp)}: " + "; ".join(arrows))
+    return out
+
+
+def module_cycle_violations(imports: list[Import], modules: dict[str, Path] | None = None, lazy: bool = True) -> list[str]:
+    """Cycles between modules: at import time (module-level imports; importing ``a.b.c`` runs
+    ``a`` and ``a.b`` first), and with ``lazy`` also counting imports inside functions (two
+    modules that need each other, such as a CLI and the command it registers)."""
+    modules = source_files() if modules is None else modules
+    edges: dict[str, set[str]] = {}
+    for i in imports:
+        if not (i.module_level or lazy) or i.kind == "string":
+            continue
+        t = i.target
+        while t and t not in modules:
+            t = t.rpartition(".")[0]
+        if not t:
+            continue
+        targets = {t} | {p for p in (".".join(t.split(".")[:k]) for k in range(1, t.count(".") + 1)) if p in modules}
+        for t in targets:
+            if t != i.importer and not i.importer.startswith(t + "."):  # a package's own __init__ runs first anyway
+                edges.setdefault(i.importer, set()).add(t)
+    return [f"import cycle between modules: {' ⇄ '.join(c)}" for c in _cycles(edges)]
+
+
+def private_violations(imports: list[Import]) -> list[str]:
+    out = []
+    for i in imports:
+        if top_of(i.importer) == top_of(i.target):
+            continue
+        if _private(i.target):
+            out.append(f"{i.where()}: imports private module {i.target} of {top_of(i.target)}")
+        bad = [n for n in i.names if n.startswith("_") and n != "*"]
+        if bad:
+            out.append(f"{i.where()}: imports private name(s) {', '.join(bad)} of {i.target}")
+    return out
+
+
+# --- the tests ----------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def imports() -> list[Import]:
+    return all_imports()
+
+
+def test_the_reader_sees_imports(imports):
+    """The reader is not blind: it finds the arrows we know exist, of every kind."""
+    seen = {(i.importer, i.target, i.kind) for i in imports}
+    assert ("theory.partitions", "frcore", "from") in seen
+    assert any(i.importer == "frcore.bench._systems" and i.target == "frcore._ontology" for i in imports)  # relative
+    assert any(i.kind == "string" and i.importer == "theory.run" for i in imports)  # CLAIM_MODULES table
+    assert any(i.kind == "string" and i.importer == "paper_figures.build" and i.target == "paper_figures" for i in imports)  # f-string
+    assert any(not i.module_level for i in imports)
+    assert len(source_files()) > 50
+
+
+def test_frcore_imports_nothing_above_it(imports):
+    assert not layer_violations(imports), "\n".join(layer_violations(imports))
+
+
+def test_no_package_cycles(imports):
+    v = package_cycle_violations(imports)
+    assert not v, "\n".join(v)
+
+
+def test_no_import_time_cycles(imports):
+    v = module_cycle_violations(imports, lazy=False)
+    assert not v, "\n".join(v)
+
+
+def test_no_module_cycles_in_frcore(imports):
+    """In the core not even lazily: no two modules of frcore need each other."""
+    v = module_cycle_violations([i for i in imports if top_of(i.importer) == "frcore"])
+    assert not v, "\n".join(v)
+
+
+def test_no_private_imports_across_packages(imports):
+    v = private_violations(imports)
+    assert not v, "\n".join(v)
+
+
+# --- the rules catch what they claim to (synthetic sources) ------------------------------------
+
+_FAKE = {
+    "frcore": "frcore/__init__.py", "frcore._x": "frcore/_x.py", "frcore.bank": "frcore/bank/__init__.py",
+    "frcore.bank._b": "frcore/bank/_b.py", "frcore.bench": "frcore/bench/__init__.py", "frcore.bench.cli": "frcore/bench/cli.py",
+    "frcore.bench.locomo": "frcore/bench/locomo.py", "theory": "theory/__init__.py", "theory.t": "theory/t.py",
+    "experiments": "experiments/__init__.py", "experiments.e": "experiments/e.py",
+}
+
+
+def _fake(name: str, source: str) -> list[Import]:
+    return imports_of(name, source, {k: Path(v) for k, v in _FAKE.items()})
+
+
+@pytest.mark.parametrize("source", [
+    "import theory.t",
+    "from theory import t",
+    "def f():\n    from experiments.e import g\n",
+    "import importlib\nimportlib.import_module('theory.t')",
+    "import importlib\nname = 'x'\nimportlib.import_module(f'experiments.{name}')",
+    "COMMANDS = {'theory': 'theory.t'}",
+])
+def test_layer_rule_catches(source):
+    assert layer_violations(_fake("frcore._x", source))
+
+
+def test_layer_rule_ignores_docstrings_and_allows_downward():
+    assert not layer_violations(_fake("frcore._x", '"""Used by theory.t."""\nimport frcore.bank'))
+    assert not layer_violations(_fake("experiments.e", "import theory.t\nfrom frcore import bank"))
+
+
+def test_cycle_rules_catch():
+    a = _fake("frcore.bank._b", "def f():\n    from frcore.bench import cli\n")
+    b = _fake("frcore.bench.cli", "from ..bank import _b\n")
+    assert package_cycle_violations(a + b) and not package_cycle_violations(b)
+    c = _fake("theory.t", "from frcore import bench\n")
+    d = _fake("frcore.bench.cli", "def f():\n    import theory.t\n")
+    assert package_cycle_violations(c + d)
+
+
+def test_module_cycle_rule_catches():
+    fake = {k: Path(v) for k, v in _FAKE.items()}
+    a = _fake("frcore.bench.cli", "from .locomo import register_locomo\n")
+    b = _fake("frcore.bench.locomo", "from .cli import make_embedder\n")
+    lazy = _fake("frcore.bench.locomo", "def f():\n    from .cli import make_embedder\n")
+    assert module_cycle_violations(a + b, fake, lazy=False)
+    assert module_cycle_violations(a + lazy, fake)  # the two need each other
+    assert not module_cycle_violations(a + lazy, fake, lazy=False)  # but not at import time
+    assert not module_cycle_violations(a, fake)
+
+
+def test_private_rule_catches():
+    assert private_violations(_fake("theory.t", "from frcore._x import y"))
+    assert private_violations(_fake("theory.t", "from frcore.bank import _b"))
+    assert private_violations(_fake("theory.t", "def f():\n    import frcore.bank._b\n"))
+    assert private_violations(_fake("experiments.e", "from frcore.bench.cli import _kv"))
+    assert not private_violations(_fake("frcore.bench.cli", "from .._x import y\nfrom ..bank._b import z"))
+    assert not private_violations(_fake("theory.t", "from frcore.bank import Bank\nfrom __future__ import annotations"))
