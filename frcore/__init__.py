@@ -90,25 +90,6 @@ from ._validate import (
     stack_queries as stack_queries,
 )
 
-#: The public kernels; each must have a twin in :mod:`frcore.reference` (tested).
-KERNELS = (
-    "primary_category",
-    "effective_rate",
-    "effective_age",
-    "anticipatory_activation",
-    "activation",
-    "blend",
-    "compatibility_mask",
-    "routing_term",
-    "supersession_term",
-    "exemption_term",
-    "score",
-    "score_candidates",
-    "score_queries",
-    "score_sweep",
-    "top_k",
-)
-
 #: The public API, written out (a name imported above but missing here is not public; tested).
 __all__ = [
     # ontology
@@ -132,3 +113,13 @@ __all__ = [
     # input validation
     "bucket_size", "category_weights_matrix", "make_candidates", "make_query", "stack_candidates", "stack_queries",
 ]
+
+#: The public kernels — every function of the kernel module :mod:`frcore._scoring` that is in
+#: ``__all__``, in ``__all__`` order; each must have a twin in :mod:`frcore.reference` (tested).
+def _kernel_names(namespace: dict) -> tuple[str, ...]:
+    return tuple(n for n in __all__ if n in namespace and callable(namespace[n]) and not isinstance(namespace[n], type)
+                 and getattr(namespace[n], "__module__", None) == "frcore._scoring")
+
+
+KERNELS: tuple[str, ...] = _kernel_names(globals())
+del _kernel_names

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import example, given
+from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
 from frcore.bench._metrics import (
@@ -208,8 +208,7 @@ def test_moving_rank1_wrong_below_every_support_never_breaks_a_pass(q):
     av, ranked, support, wrong = q
     if not ranked or ranked[0] not in wrong:
         ranked = [wrong[0]] + [x for x in ranked if x != wrong[0]] if wrong else ranked
-    if not ranked or ranked[0] not in wrong:
-        return
+    assume(ranked and ranked[0] in wrong)
     sup_pos = [i for i, x in enumerate(ranked) if x in support]
     target = sup_pos[-1] if sup_pos else len(ranked) - 1  # after pop, index of the last support + 1
     before = question_outcome(av, ranked, support, wrong)
@@ -224,8 +223,7 @@ def test_demoting_any_wrong_item_never_breaks_a_pass(q, data):
     """Stronger than the rank-1 case: moving a wrong item to any lower rank."""
     av, ranked, support, wrong = q
     pos = [i for i, x in enumerate(ranked) if x in wrong]
-    if not pos:
-        return
+    assume(pos)
     i = data.draw(st.sampled_from(pos))
     j = data.draw(st.integers(i, len(ranked) - 1))
     before = question_outcome(av, ranked, support, wrong)
@@ -247,8 +245,7 @@ def test_pass_implies_hit10_where_support_is_required(q):
 def test_only_top10_counts(q, tail):
     av, ranked, support, wrong = q
     full = ranked + [x for x in tail]
-    if len(ranked) < TOP_K:
-        return
+    assume(len(ranked) >= TOP_K)
     assert question_outcome(av, full, support, wrong) == question_outcome(av, ranked[:TOP_K], support, wrong)
 
 

@@ -95,3 +95,44 @@ def test_compatibility_table_facts():
     assert t[fr.Intent.HISTORICAL, fr.State.SUPERSEDED] and t[fr.Intent.HISTORICAL, fr.State.EXPIRED]
     assert not t[fr.Intent.CURRENT, fr.State.SUPERSEDED] and not t[fr.Intent.CURRENT, fr.State.EXPIRED]
     assert not t.flags.writeable
+
+
+#: The paper's released ontology table, written out as literal data (never read from frcore):
+#: category → (λ per hour, α_c, floor F_c, clock sensitivities (absolute, relative, conversational),
+#: expires at its event time). A typo in any cell of frcore's table fails this test.
+PAPER_TABLE = {
+    "IDENTITY_SELF_CONCEPT": (0.0015, 0.10, 0.95, (0.4, 0.3, 0.3), False),
+    "RELATIONAL_BONDS": (0.0015, 0.10, 0.95, (0.2, 0.6, 0.2), False),
+    "INTELLECTUAL_INTERESTS": (0.0020, 0.15, 0.90, (0.3, 0.4, 0.3), False),
+    "HEALTH_WELLBEING": (0.0025, 0.10, 0.95, (0.5, 0.3, 0.2), False),
+    "PROJECTS_ENDEAVORS": (0.0025, 0.30, 0.75, (0.5, 0.2, 0.3), False),
+    "HOBBIES_RECREATION": (0.0035, 0.20, 0.92, (0.3, 0.5, 0.2), False),
+    "PREFERENCES_HABITS": (0.0050, 0.20, 0.85, (0.6, 0.2, 0.2), False),
+    "FINANCIAL_MATERIAL": (0.0055, 0.05, 0.97, (0.5, 0.3, 0.2), False),
+    "OBLIGATIONS": (0.0060, 0.35, 0.70, (0.7, 0.1, 0.2), True),
+    "LOGISTICAL_CONTEXT": (0.0080, 0.40, 0.00, (0.8, 0.1, 0.1), True),
+    "OTHER": (0.0050, 0.10, 0.00, (0.4, 0.3, 0.3), False),
+}
+#: our cognitive-type assignment for the 3-partition ablation (documented as ours)
+COGNITIVE = {"IDENTITY_SELF_CONCEPT": "semantic", "RELATIONAL_BONDS": "semantic", "INTELLECTUAL_INTERESTS": "semantic",
+             "HEALTH_WELLBEING": "semantic", "PROJECTS_ENDEAVORS": "episodic", "HOBBIES_RECREATION": "procedural",
+             "PREFERENCES_HABITS": "semantic", "FINANCIAL_MATERIAL": "semantic", "OBLIGATIONS": "episodic",
+             "LOGISTICAL_CONTEXT": "episodic", "OTHER": "semantic"}
+
+
+@pytest.mark.parametrize("name", list(PAPER_TABLE))
+def test_ontology_row_is_the_papers(name):
+    row = next(r for r in fr.ONTOLOGY if r.category.name == name)
+    rate, alpha, floor, clocks, expires = PAPER_TABLE[name]
+    assert (row.rate_per_hour, row.alpha, row.floor, tuple(row.clocks), row.expires_at_event) == (rate, alpha, floor, clocks, expires)
+    assert row.cognitive_type.name.lower() == COGNITIVE[name]
+
+
+
+def test_table_order_and_default_params_follow_the_table():
+    assert list(fr.CATEGORY_NAMES) == list(PAPER_TABLE)
+    p = fr.params_to_numpy(fr.default_params())
+    np.testing.assert_allclose(p.rates, [v[0] for v in PAPER_TABLE.values()], rtol=1e-6)
+    np.testing.assert_allclose(p.alpha, [v[1] for v in PAPER_TABLE.values()], rtol=1e-6)
+    np.testing.assert_allclose(p.floors, [v[2] for v in PAPER_TABLE.values()], rtol=1e-6)
+    np.testing.assert_allclose(p.clocks, [v[3] for v in PAPER_TABLE.values()], rtol=1e-6)
