@@ -365,7 +365,9 @@ def test_fr_theory_cli(tmp_path):
     assert set(CORPUS_CLAIMS) <= ids
     assert doc["inputs"] == {"suite": str(tmp_path), "embedder": "hash", "personas": 1}
     for c in doc["claims"]:
-        assert set(c) == {"id", "title", "paper", "ours", "check", "verdict", "rule", "reason", "parts", "diagnosis", "inputs"}
+        base = {"id", "title", "paper", "ours", "check", "verdict", "rule", "reason", "parts", "diagnosis", "inputs", "method", "range"}
+        assert base <= set(c) <= base | {"tried", "disagreements", "lipschitz", "delta_min", "queries_satisfying"}, c["id"]
+        assert c["method"] in ("symbolic", "witness", "numeric", "search")
         assert c["check"] in ("pass", "fail", "error")
         assert c["verdict"] in ("reproduced", "partly reproduced", "not reproduced", "not comparable")
         assert c["rule"] and c["reason"]

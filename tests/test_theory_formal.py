@@ -25,7 +25,11 @@ from theory import strategies as ts
 from theory import witnesses as wt
 from theory._base import CLAIMS
 
-OURS = ("thm1", "thm2", "thm3p", "thm3pp", "eps_relax", "entropy_corollary", "a11_dimension", "a6_identity", "a12_decomposition", "a13_anticipation", "a14_lemma1")
+OURS = ("thm1", "thm2", "thm3p", "thm3pp", "eps_relax", "entropy_corollary", "a11_dimension", "a6_identity", "a12_decomposition", "a13_anticipation", "a14_lemma1",
+        "a14_lemma1_proof", "eps_relax_proof", "a12_proof")
+METHODS = {"thm1": "witness", "thm2": "witness", "thm3p": "witness", "thm3pp": "witness", "a13_anticipation": "witness",
+           "eps_relax": "numeric", "entropy_corollary": "numeric", "a11_dimension": "numeric", "a12_decomposition": "numeric", "a14_lemma1": "numeric",
+           "a6_identity": "symbolic", "a14_lemma1_proof": "symbolic", "eps_relax_proof": "symbolic", "a12_proof": "symbolic"}
 
 _cache: dict = {}
 
@@ -51,6 +55,13 @@ def test_claim_passes_and_witness_is_json(cid):
     json.dumps(r.witness)  # JSON-able
     with pytest.raises(Exception):
         r.passed = False  # frozen
+
+
+@pytest.mark.parametrize("cid", OURS)
+def test_claim_states_its_method_and_range(cid):
+    claim = CLAIMS[cid]
+    assert claim.method == METHODS[cid]
+    assert claim.range and len(claim.range) > 10  # over what the statement is proved or checked
 
 
 @pytest.mark.parametrize("cid", ["thm2", "a12_decomposition"])
@@ -79,8 +90,41 @@ def test_derive_states_by_hand():
     A, S, X, R = State.ACTIVE, State.SUPERSEDED, State.EXPIRED, State.RETRACTED
     assert wt.derive_states(edges) == (S, A, A, R, A, X, A, A)
     assert wt.derive_states(edges, ("xi",)) == (A, A, A, R, A, A, A, A)  # only retraction without κ, h
-    assert wt.derive_states(edges, ("xi", "h")) == (A, A, A, R, A, X, A, X)  # category unknown: all past events expire
+    # without c every edge carries FR-Bank's category for uncategorised content (OTHER): nothing expires
+    assert wt.derive_states(edges, ("xi", "h")) == (A, A, A, R, A, A, A, A)
+    assert wt.derive_states(edges, ("c", "xi", "h")) == (A, A, A, R, A, X, A, A)
     assert wt.derive_states(edges, ("c", "kappa", "h")) is None  # no lifecycle state at all
+
+
+def test_derive_states_soft_supersession_and_links_by_hand():
+    # SPEC §2: a later statement with confidence < 0.7 is a soft supersession (both stay, contested);
+    # a confident `supersedes` link from a later edge supersedes across slots.
+    C = State.CONTESTED
+    soft = (E("a", 100, "s"), wt.Edge("b", 0.5, (10.0, 10.0, 1.0), "PREFERENCES_HABITS", "s", confidence=0.4))
+    assert wt.derive_states(soft) == (C, C)
+    linked = (E("a", 100, "s"), wt.Edge("b", 0.5, (10.0, 10.0, 1.0), "PREFERENCES_HABITS", "t", links=(("supersedes", "a"),)))
+    assert wt.derive_states(linked) == (State.SUPERSEDED, State.ACTIVE)
+    assert wt.derive_states(linked, ("c", "kappa", "xi", "h")) == wt.derive_states(linked)
+
+
+def test_witness_states_are_fr_banks_own(monkeypatch):
+    """One lifecycle-state rule: the witnesses call frcore.bank.derive_states on the history as
+    FR-Bank records it, so a change to the bank's rule reaches every theorem."""
+    import frcore.bank as bank
+
+    edges = (E("old", 100, "s"), E("new", 10, "s"), E("gone", 5, "u", retracted=True), E("due", 20, "v", cat="OBLIGATIONS", h=-3.0))
+    records, transitions = wt.to_records(edges)
+    assert tuple(State(int(s)) for s in bank.derive_states(records, wt.QUERY_TIME, transitions)) == wt.derive_states(edges)
+    calls = []
+
+    def planted(recs, at, trs=()):
+        calls.append(len(recs))
+        return np.full(len(recs), int(State.RETRACTED))
+
+    monkeypatch.setattr(bank, "derive_states", planted)
+    assert wt.derive_states(edges) == (State.RETRACTED,) * 4 and calls == [4]
+    h1, h2 = wt.thm1_histories()
+    assert wt.frcore_ranking(h1) == [] and wt.frcore_ranking(h2) == []  # retracted: admitted by no intent
 
 
 def test_bad_inputs_raise_naming_the_field():
@@ -221,13 +265,38 @@ def test_thm2_no_restricted_ranker_beats_one_half(data):
 
 def test_thm3p_fields():
     w = result("thm3p").witness
-    assert w["age_only_equal"] and all(w["kernel_ties"].values())
+    assert w["views_equal"] == {"no h": True, "age only": True} and all(w["kernel_ties"].values())
+    assert w["best_ranker_error"] == {"no h": "1/2", "age only": "1/2"}
     assert w["tie_break_error"] == 0.5
     assert w["same_intent_pair"]["collides"]
-    assert w["frcore_correct"] == [True, True, True, True]
-    up, hist = w["frcore"][0], w["frcore"][1]
-    assert up["frcore_ranking"] == ["U"]  # the expired obligation is masked for `upcoming`
+    assert w["frcore_correct"] == [True] * 5
+    first, second, *_, hist = w["frcore"]
+    assert first["frcore_ranking"] == ["X1"] and second["frcore_ranking"] == ["X2"]  # the just-past obligation is masked
     assert hist["frcore_ranking"][0] == "E"
+
+
+@settings(max_examples=20)
+@given(ahead=ts.finite(0.5, 160.0), past=ts.finite(0.01, 500.0))
+def test_thm3p_swap_pair_collides_by_construction(ahead, past):
+    """Same intent, equal per-position (σ, Δt, c, κ): every view without h is equal, so even a
+    ranker that reads the intent errs on exactly one of the two (the old two-intent sub-check let
+    an intent-reading age-only ranker score 0)."""
+    t1, t2 = wt.thm3p_swap_pair(ahead, past)
+    for s in [s for s in wt.strict_subsets() if "h" not in s]:
+        assert wt.restricted_view(t1, s) == wt.restricted_view(t2, s), sorted(s)
+        assert wt.every_ranker_error((t1, t2), s) == Fraction(1, 2)
+    assert wt.restricted_view(t1, wt.BASIS) != wt.restricted_view(t2, wt.BASIS)
+    assert wt.every_ranker_error((t1, t2), wt.BASIS) == 0  # with h the bound is not vacuous
+    assert (wt.frcore_top(t1), wt.frcore_top(t2)) == ("X1", "X2")
+
+
+def test_every_ranker_error_reads_the_intent():
+    # two tasks that differ only by intent are separable by an intent-reading ranker: error 0
+    t_up, t_exp, u, e = wt.thm3p_tasks()
+    q_up = wt.Task("up", "upcoming", (u, e), "U")
+    q_hist = wt.Task("hist", "historical", (u, e), "E")
+    assert wt.restricted_view(q_up, ()) != wt.restricted_view(q_hist, ())
+    assert wt.every_ranker_error((q_up, q_hist), ()) == 0
 
 
 def test_thm3p_kernel_values_by_hand():
@@ -347,8 +416,11 @@ def test_a6_merged_group_is_within_plus_between(sample, cut):
 
 def test_a6_fields():
     w = result("a6_identity").witness
-    assert w["symbolic"] == {"2": True, "3": True, "4": True, "5": True}
-    assert all(w["merged_groups"].values())
+    assert w["symbolic"] == {str(n): True for n in range(2, 12)}
+    assert w["groups"] == {str(k): True for k in range(1, 12)}
+    assert all(s["proved"] for s in w["sweep_groupings"].values())
+    assert w["sweep_groupings"]["cognitive 3"]["sizes"] == [7, 3, 1]
+    assert w["latex"]["pairwise variance identity"] and w["spot_check"]
 
 
 # --------------------------------------------------------------------------- A.11

@@ -9,6 +9,11 @@ from .verdict import Rule
 
 CLAIMS: dict[str, "Claim"] = {}
 
+#: How a claim establishes its statement (the ``method`` of every ``fr theory --json`` record):
+#: a SymPy proof for symbolic parameters, hand-built witnesses scored by frcore, numbers computed
+#: on seeded draws or a corpus, or a search for counterexamples.
+METHODS: tuple[str, ...] = ("symbolic", "witness", "numeric", "search")
+
 
 @dataclass(frozen=True)
 class ClaimResult:
@@ -30,7 +35,9 @@ class Claim:
     ``check(corpus)`` receives a corpus (or ``None`` for claims that need none) and returns a
     :class:`ClaimResult`. ``needs_corpus`` marks claims computed on data. ``diagnose(context,
     witness)``, when given, runs for a verdict other than *reproduced* and returns a JSON-able
-    diagnosis of the difference (see :mod:`theory.diagnose`).
+    diagnosis of the difference (see :mod:`theory.diagnose`). ``method`` (one of
+    :data:`METHODS`) and ``range`` say how and over what the statement is established (a
+    witness may override ``range`` with what a run actually covered).
     """
 
     id: str
@@ -40,18 +47,22 @@ class Claim:
     rule: Rule
     needs_corpus: bool = False
     diagnose: Callable[..., Mapping[str, Any]] | None = None
+    method: str = "numeric"
+    range: str = ""
 
 
 def claim(id: str, title: str, paper: str, *, rule: Rule, needs_corpus: bool = False,
-          diagnose: Callable[..., Mapping[str, Any]] | None = None):
+          diagnose: Callable[..., Mapping[str, Any]] | None = None, method: str = "numeric", range: str = ""):
     """Decorator registering a check function as a :class:`Claim` in :data:`CLAIMS`."""
     if not isinstance(rule, Rule):
         raise TypeError(f"claim {id!r}: rule must be a theory.verdict.Rule, got {type(rule).__name__}")
+    if method not in METHODS:
+        raise ValueError(f"claim {id!r}: method {method!r} is not one of {METHODS}")
 
     def register(fn: Callable[..., ClaimResult]) -> Callable[..., ClaimResult]:
         if id in CLAIMS:
             raise ValueError(f"duplicate claim id {id!r}")
-        CLAIMS[id] = Claim(id, title, paper, fn, rule, needs_corpus, diagnose)
+        CLAIMS[id] = Claim(id, title, paper, fn, rule, needs_corpus, diagnose, method, range)
         return fn
 
     return register

@@ -20,6 +20,8 @@ import sympy
 
 import frcore as fr
 
+from . import depth as _depth
+from . import proofs
 from ._base import ClaimResult, claim
 from .diagnose import formal_diagnosis
 from .verdict import statements
@@ -154,11 +156,15 @@ def _random_scorer(rng: np.random.Generator, d: int, L: float, kind: str) -> Sco
                     ("same ranking for every intent", "zero intent information"),
                     core=("same ranking for every intent",)),
     diagnose=formal_diagnosis,
+    method="numeric",
+    range="300 seeded scorers (linear and tanh MLPs), n = 2…8 items, d = 1…5 features, 2…6 intents",
 )
-def check_eps_relax(corpus=None, trials: int = 300) -> ClaimResult:
+def check_eps_relax(corpus=None, trials: int | None = None) -> ClaimResult:
     """Seeded random Lipschitz scorers (linear and spectral-normalised tanh MLPs), items and
     per-intent perturbations inside the ε-ball with 2Lε < Δmin; plus a flip just past the margin."""
-    rng = np.random.default_rng(SEED)
+    depth = _depth.current()
+    trials = depth.examples(300) if trials is None else trials
+    rng = np.random.default_rng(depth.seed_for(SEED))
     violations, info, checked = [], 0.0, 0
     for t in range(trials):
         n, d, q = int(rng.integers(2, 9)), int(rng.integers(1, 6)), int(rng.integers(2, 7))
@@ -178,7 +184,8 @@ def check_eps_relax(corpus=None, trials: int = 300) -> ClaimResult:
     return ClaimResult(
         ours=f"{checked} margin instances, {len(violations)} ranking changes, max intent information {info} bits; 20/20 flips at ε = 1.01·Δmin/(2L): {all(fl['flipped'] for fl in flips)}",
         passed=bool(passed),
-        witness={"statement": statement, "statement_detail": {"same ranking for every intent": f"{len(violations)} ranking changes on {checked} instances", "zero intent information": f"max {info} bits"}, "trials": trials, "margin_instances": checked, "violations": violations[:5], "max_intent_information_bits": info, "sharpness_example": flips[0]},
+        witness={"statement": statement, "statement_detail": {"same ranking for every intent": f"{len(violations)} ranking changes on {checked} instances", "zero intent information": f"max {info} bits"}, "trials": trials, "margin_instances": checked, "violations": violations[:5], "max_intent_information_bits": info, "sharpness_example": flips[0],
+                 "depth": depth.record(300, SEED), "range": f"{trials} seeded scorers (linear and tanh MLPs, seed {depth.seed_for(SEED)}), n = 2…8 items, d = 1…5 features, 2…6 intents"},
     )
 
 
@@ -228,6 +235,8 @@ def entropy_of(outcomes: Sequence) -> float:
                     ("the entropy bound is weaker than the deterministic one", "the flip-model bound holds"),
                     core=("the entropy bound is weaker than the deterministic one",)),
     diagnose=formal_diagnosis,
+    method="numeric",
+    range="60 seeded linear scorers, n = 2…5 items, 400 ε-ball draws each",
 )
 def check_entropy_corollary(corpus=None, trials: int = 60, draws: int = 400) -> ClaimResult:
     """Under the margin condition the deterministic bound is 0 bits while the entropy bound is
@@ -310,43 +319,15 @@ def merged_group_parts(groups: Sequence[Sequence[tuple]]) -> tuple:
     "A.6: weighted pairwise-variance identity and the coarsening excess",
     "A weighted pairwise variance identity attributes the coarsening excess to between-category "
     "policy differences; within-category noise is an invariant floor across partitions.",
-    rule=statements("reproduced if the pairwise identity and the merged-group decomposition simplify to 0 in SymPy",
-                    ("pairwise variance identity", "merged-group decomposition"), core=("pairwise variance identity",)),
+    rule=proofs.A6_RULE,
     diagnose=formal_diagnosis,
+    method="symbolic",
+    range=proofs.A6_RANGE,
 )
 def check_a6(corpus=None) -> ClaimResult:
-    """SymPy: Σ w (x − x̄)² − (1/2W) ΣΣ w w (x − x)² simplifies to 0 for n = 2..5; the merged-group
-    decomposition total = within + between is 0 for groups (1, 2) and (2, 2);
-    NumPy: both hold on seeded random data."""
-    symbolic = {}
-    for n in range(2, 6):
-        x = sympy.symbols(f"x1:{n + 1}", real=True)
-        w = sympy.symbols(f"w1:{n + 1}", positive=True)
-        symbolic[n] = sympy.simplify(weighted_variance_sum(x, w) - pairwise_variance_sum(x, w)) == 0
-    merged = {}
-    for sizes in ((1, 2), (2, 2)):
-        k = iter(range(1, 100))
-        groups = [[(sympy.Symbol(f"x{(j := next(k))}", real=True), sympy.Symbol(f"w{j}", positive=True)) for _ in range(m)] for m in sizes]
-        total, within, between = merged_group_parts(groups)
-        # numerator of the combined rational function expands to 0 (simplify is 2x slower here)
-        merged[str(sizes)] = sympy.expand(sympy.numer(sympy.together(total - within - between))) == 0
-    rng = np.random.default_rng(SEED + 2)
-    worst = 0.0
-    for _ in range(200):
-        n = int(rng.integers(2, 12))
-        x, w = rng.normal(size=n), rng.uniform(0.01, 2.0, size=n)
-        worst = max(worst, abs(weighted_variance_sum(x, w) - pairwise_variance_sum(x, w)) / max(1.0, weighted_variance_sum(x, w)))
-        cut = sorted(rng.choice(np.arange(1, n), size=min(2, n - 1), replace=False)) if n > 2 else [1]
-        groups = [list(zip(a, b)) for a, b in zip(np.split(x, cut), np.split(w, cut))]
-        t, wi, be = merged_group_parts(groups)
-        worst = max(worst, abs(t - wi - be) / max(1.0, t))
-    passed = worst < 1e-12  # check: the numeric cross-check of the symbolic identities agrees
-    statement = {"pairwise variance identity": all(symbolic.values()), "merged-group decomposition": all(merged.values())}
-    return ClaimResult(
-        ours=f"symbolic identity n=2..5: {all(symbolic.values())}; merged-group decomposition: {all(merged.values())}; numeric max rel. error {worst:.1e}",
-        passed=bool(passed),
-        witness={"statement": statement, "symbolic": {str(k): v for k, v in symbolic.items()}, "merged_groups": merged, "numeric_max_rel_error": worst},
-    )
+    """SymPy proofs of the identity and the merged-group decomposition for any n and grouping and
+    explicitly for n, k ≤ 11 (:func:`theory.proofs.a6_result`); exact rational spot-check."""
+    return proofs.a6_result()
 
 
 # --------------------------------------------------------------------------- A.11 dimension
@@ -412,6 +393,8 @@ def exact_unreachability(M: np.ndarray, b: np.ndarray, t: np.ndarray) -> dict:
                     ("dimension < K misses generic targets", "dimension K reaches every target"),
                     core=("dimension < K misses generic targets", "dimension K reaches every target")),
     diagnose=formal_diagnosis,
+    method="numeric",
+    range="frcore's category margins; families of dimension 1, 2, 5, 10, 11; 50 seeded targets; exact rank certificates",
 )
 def check_a11(corpus=None, targets: int = 50) -> ClaimResult:
     """Margins from frcore's blend: global α (d = 1) and random affine families of d = 2..K−1 leave
@@ -482,14 +465,13 @@ def empirical_decomposition(contaminated: np.ndarray, passed: np.ndarray) -> tup
                     ("decomposition identity", "13.3pp from the paper's inputs", "equal staleness falsifies shared (p0, p1)"),
                     core=("decomposition identity",)),
     diagnose=formal_diagnosis,
+    method="numeric",
+    range="the paper's figures (exact decimals) and 3 simulated corpora of 5,000 questions; the identity for symbols in a12_proof",
 )
 def check_a12(corpus=None) -> ClaimResult:
     """SymPy identity, exact empirical identity on simulated Bernoulli data, the paper's 13.3pp,
     and the contradiction |p0 − p1| = 50 > 1 implied by FR-Bank vs Memory-R1."""
-    pi, p0, p1, z = sympy.symbols("pi p0 p1 z")
-    # Σ_z P(z) P(pass | z) with z ∈ {0, 1}, P(z = 1) = π
-    total = sum(((1 - pi) if zz == 0 else pi) * (p0 if zz == 0 else p1) for zz in (0, 1))
-    symbolic = sympy.simplify(total - pass_rate(pi, p0, p1)) == 0
+    symbolic = proofs.a12_proof()["decomposition identity"]["proved"]  # Σ_z P(z) P(pass | z), for symbols
     rng = np.random.default_rng(SEED + 4)
     sims = []
     for true_pi in (0.08, 0.155, 0.27):
@@ -553,11 +535,15 @@ def lemma1_properties(weights: np.ndarray, params: fr.LifecycleParams | None = N
                     "the half-life identity holds (numerically and in SymPy)",
                     ("between the smallest and largest rate", "at most the arithmetic mean", "λ_c for a one-hot w", "half-life identity")),
     diagnose=formal_diagnosis,
+    method="numeric",
+    range="frcore's kernel at its 11 rates: 500 seeded soft rows (supports 1…11) and the 11 one-hot rows; symbols in a14_lemma1_proof",
 )
-def check_a14(corpus=None, rows: int = 500) -> ClaimResult:
+def check_a14(corpus=None, rows: int | None = None) -> ClaimResult:
     """Seeded soft weights (random supports, Dirichlet values) plus every one-hot row, through
     frcore's kernel; the half-life identity also symbolically."""
-    rng = np.random.default_rng(SEED + 5)
+    d = _depth.current()
+    rows = d.examples(500) if rows is None else rows
+    rng = np.random.default_rng(d.seed_for(SEED + 5))
     w = np.zeros((rows, K))
     for i in range(rows):
         sup = rng.choice(K, size=int(rng.integers(1, K + 1)), replace=False)
@@ -570,10 +556,7 @@ def check_a14(corpus=None, rows: int = 500) -> ClaimResult:
     hm_am = bool(np.all(lam <= r["arithmetic"] * (1 + rtol)))
     one_hot = bool(np.allclose(lam[rows:], np.asarray(fr.default_params().rates, dtype=np.float64), rtol=rtol, atol=0))
     half = float(np.max(np.abs(math.log(2) / lam - r["half_life_mean"]) / r["half_life_mean"]))
-    ws = sympy.symbols(f"w1:{K + 1}", positive=True)
-    ls = sympy.symbols(f"l1:{K + 1}", positive=True)
-    lam_s = sum(ws) / sum(wi / li for wi, li in zip(ws, ls))
-    sym = sympy.simplify(sympy.log(2) / lam_s - sum(wi * sympy.log(2) / li for wi, li in zip(ws, ls)) / sum(ws)) == 0
+    sym = proofs.lemma1_explicit(K)["half-life identity"]  # for K symbolic weights and rates
     gap = float(np.max(r["arithmetic"] - lam))
     passed = bool(np.all(np.isfinite(lam)))  # check: the kernel returned a finite rate for every row
     statement = {"between the smallest and largest rate": between, "at most the arithmetic mean": hm_am,
@@ -581,5 +564,6 @@ def check_a14(corpus=None, rows: int = 500) -> ClaimResult:
     return ClaimResult(
         ours=f"{rows} soft rows + {K} one-hot: between min/max {between}, ≤ arithmetic {hm_am}, one-hot exact {one_hot}, half-life identity max rel. error {half:.1e}; largest AM − HM gap {gap:.2e}/h",
         passed=bool(passed),
-        witness={"statement": statement, "between_min_max": between, "hm_le_am": hm_am, "one_hot": one_hot, "half_life_rel_error": half, "symbolic_half_life": bool(sym), "max_am_minus_hm": gap},
+        witness={"statement": statement, "between_min_max": between, "hm_le_am": hm_am, "one_hot": one_hot, "half_life_rel_error": half, "symbolic_half_life": bool(sym), "max_am_minus_hm": gap,
+                 "depth": d.record(500, SEED + 5), "range": f"frcore's kernel at its 11 rates: {rows} seeded soft rows (supports 1…11, seed {d.seed_for(SEED + 5)}) and the 11 one-hot rows"},
     )

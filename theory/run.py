@@ -21,10 +21,13 @@ from ._base import CLAIMS, ClaimResult
 from .verdict import ERROR, FAIL, NOT_COMPARABLE, PASS, REPRODUCED, unverified
 
 #: Modules registering claims.
-CLAIM_MODULES = ("theory.formal", "theory.witnesses", "theory.corpus_claims")
+CLAIM_MODULES = ("theory.formal", "theory.witnesses", "theory.corpus_claims", "theory.search", "theory.eps_frcore")
 
 #: The ``fr theory --json`` keys of each claim (the output contract other tools read).
-RECORD_KEYS = ("id", "title", "paper", "ours", "check", "verdict", "rule", "reason", "parts", "diagnosis", "inputs")
+RECORD_KEYS = ("id", "title", "paper", "method", "range", "ours", "check", "verdict", "rule", "reason", "parts", "diagnosis", "inputs")
+#: Keys a claim's witness may lift into its record (issue 14's contract): the search's histories
+#: tried and disagreements, the ε-relaxation's measured L, Δmin and queries meeting the condition.
+RECORD_EXTRAS = ("tried", "disagreements", "lipschitz", "delta_min", "queries_satisfying")
 
 
 def load_claim_modules() -> list[str]:
@@ -54,8 +57,9 @@ def run_claims(context, ids: list[str] | None = None, *, diagnose: bool = True, 
     for cid, c in CLAIMS.items():
         if ids and cid not in ids:
             continue
-        rec = {"id": c.id, "title": c.title, "paper": c.paper, "rule": c.rule.text, "diagnosis": None,
-               "inputs": dict(inputs or {}) if c.needs_corpus else {"corpus": None}}
+        rec = {"id": c.id, "title": c.title, "paper": c.paper, "method": c.method,
+               "range": c.range or (f"corpus: {(inputs or {}).get('suite', '?')}" if c.needs_corpus else ""),
+               "rule": c.rule.text, "diagnosis": None, "inputs": dict(inputs or {}) if c.needs_corpus else {"corpus": None}}
         try:
             res = c.check(context.corpus if c.needs_corpus else None)
             if not isinstance(res, ClaimResult):
@@ -68,6 +72,9 @@ def run_claims(context, ids: list[str] | None = None, *, diagnose: bool = True, 
             continue
         check = PASS if res.passed else FAIL
         rec.update(ours=res.ours, check=check, witness=_jsonable(dict(res.witness)))
+        if isinstance(res.witness.get("range"), str):  # what this run covered
+            rec["range"] = res.witness["range"]
+        rec.update({k: rec["witness"][k] for k in RECORD_EXTRAS if k in rec["witness"]})
         try:
             v = c.rule.decide(res.witness) if check == PASS else unverified(FAIL, res.ours)
         except Exception as e:  # noqa: BLE001 — a rule that cannot read its witness is a failed check
@@ -115,20 +122,25 @@ def verdict_counts(records: list[dict]) -> dict[str, int]:
 
 def write_json(records: list[dict], path: str, inputs: dict | None = None) -> None:
     """``{"inputs": ..., "claims": [...], "witnesses": {id: ...}}`` (the output contract)."""
-    doc = {"inputs": inputs or {}, "claims": [{k: r.get(k) for k in RECORD_KEYS} for r in records],
+    doc = {"inputs": inputs or {}, "claims": [{k: r.get(k) for k in RECORD_KEYS} | {k: r[k] for k in RECORD_EXTRAS if k in r} for r in records],
            "witnesses": {r["id"]: r.get("witness") for r in records}}
     with open(path, "w", encoding="utf-8") as f:
         json.dump(_jsonable(doc), f, indent=1, default=str)
 
 
 def theory(suites, embedder, label: str, embedder_name: str, *, generated: bool, json_path: str | None = None,
-           ids: list[str] | None = None, diagnose: bool = True, log=print) -> list[dict]:
+           ids: list[str] | None = None, diagnose: bool = True, log=print, deep: bool = False) -> list[dict]:
     """Run every claim on ``suites`` with ``embedder`` (shared with the caller, e.g. ``fr
-    reproduce``), print the table and write the JSON. Returns the records."""
+    reproduce``), print the table and write the JSON. Returns the records. ``deep``: every
+    search with the large budget and a fresh seed (:mod:`theory.depth`), recorded in the inputs."""
+    from .depth import set_depth
     from .diagnose import Context
 
     load_claim_modules()
+    d = set_depth(deep)
     inputs = {"suite": label, "embedder": embedder_name, "personas": len(suites)}
+    if deep:
+        inputs["deep"] = {"seed": d.seed}
     records = run_claims(Context(suites, embedder, label, generated=generated), ids, diagnose=diagnose, inputs=inputs)
     log(format_table(records))
     counts = verdict_counts(records)
@@ -150,7 +162,8 @@ def _run(args) -> int:
         if unknown:
             raise ValueError(f"--only: unknown claim id(s) {unknown}; known: {', '.join(CLAIMS)}")
     records = theory(suites, get_embedder(args.embedder), label, args.embedder,
-                     generated=args.suite in (None, "synthetic"), json_path=args.json, ids=ids, diagnose=not args.no_diagnose)
+                     generated=args.suite in (None, "synthetic"), json_path=args.json, ids=ids, diagnose=not args.no_diagnose,
+                     deep=getattr(args, "deep", False))
     return 1 if n_failed(records) else 0
 
 
@@ -162,5 +175,6 @@ def register(subparsers) -> None:
     p.add_argument("--embedder", choices=("hash", "minilm"), default="minilm")
     p.add_argument("--only", help="comma-separated claim ids to run (default: all)")
     p.add_argument("--no-diagnose", action="store_true", help="skip the diagnosis experiments of claims not reproduced")
+    p.add_argument("--deep", action="store_true", help="run every search with a large example budget and a fresh seed (recorded); default: quick and deterministic")
     p.add_argument("--json", help="write {inputs, claims: [...], witnesses: {...}} here")
     p.set_defaults(func=_run)

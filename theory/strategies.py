@@ -162,3 +162,85 @@ def weighted_samples(draw, min_size: int = 2, max_size: int = 12) -> tuple[np.nd
     x = np.array(draw(st.lists(finite(-100.0, 100.0), min_size=n, max_size=n)))
     w = np.array(draw(st.lists(finite(1e-3, 10.0), min_size=n, max_size=n)))
     return x, w
+
+
+# --------------------------------------------------------------------------- histories (sufficiency search)
+
+#: σ values the search visits besides uniform draws: the ends, and the score's thresholds
+#: (numeric rescue 0.85, semantic floor 0.95) on both sides.
+SIGMA_SPECIALS = (0.0, 0.5, 0.8499, 0.85, 0.9499, 0.95, 1.0)
+#: Confidences besides uniform draws: hard (≥ 0.7) and soft (< 0.7) on both sides of the threshold.
+CONFIDENCE_SPECIALS = (1.0, 0.9, 0.7, 0.6999, 0.4)
+#: Event times (hours from the query) besides uniform draws: far and near past, just past, just
+#: ahead, inside and beyond the 168 h anticipation window.
+EVENT_SPECIALS = (-2000.0, -168.0, -24.0, -0.5, 0.5, 24.0, 167.0, 169.0, 2000.0)
+LINK_KINDS = ("supersedes", "contradicts", "tentative_for")
+
+
+def _pick(specials: Sequence[float], lo: float, hi: float) -> st.SearchStrategy[float]:
+    return st.one_of(st.sampled_from(specials), finite(lo, hi))
+
+
+def _on_grid(hours: float) -> float:
+    """Times on a 0.001 h (3.6 s) grid: FR-Bank keeps whole microseconds, so every time the
+    search draws is one the bank represents exactly (equal stays equal, distinct stays distinct)."""
+    return round(float(hours), 3)
+
+
+@st.composite
+def _edge_fields(draw, eid: str, age: float, slot: str | None) -> witnesses.Edge:
+    cat = draw(st.sampled_from(fr.CATEGORY_NAMES))
+    weights = None
+    if draw(st.integers(0, 2)) == 0:  # soft membership: a primary and a second category
+        other = draw(st.sampled_from([c for c in fr.CATEGORY_NAMES if c != cat]))
+        w = draw(finite(0.55, 0.95))
+        weights = ((cat, w), (other, 1.0 - w))
+    h = draw(st.one_of(st.none(), st.none(), _pick(EVENT_SPECIALS, -3000.0, 3000.0).map(_on_grid)))
+    return witnesses.Edge(
+        id=eid,
+        sim=draw(_pick(SIGMA_SPECIALS, 0.0, 1.0)),
+        ages=(_on_grid(age), _on_grid(age * draw(finite(0.0, 1.0))), draw(finite(0.0, 500.0))),
+        category=cat,
+        slot=slot,
+        hours_to_event=h,
+        retracted=draw(st.integers(0, 7)) == 0,
+        confidence=draw(_pick(CONFIDENCE_SPECIALS, 0.0, 1.0)),
+        numeric=draw(st.integers(0, 3)) == 0,
+        weights=weights,
+    )
+
+
+@st.composite
+def histories(draw, max_slots: int = 3, max_chain: int = 4, max_distractors: int = 2) -> tuple[str, tuple[witnesses.Edge, ...]]:
+    """A random history and query intent for the sufficiency search: 1…3 slots, each a
+    supersession chain of 1…4 statements (gaps of 0 h allowed: simultaneous statements) with hard
+    and soft confidences; distractors without a slot; retractions (as transitions, and as a
+    retraction statement linking ``retracts`` to its target); explicit ``supersedes`` /
+    ``contradicts`` / ``tentative_for`` links to an earlier statement of another slot; event times
+    before and after the query; numeric facts; soft category memberships; σ over [0, 1] and ages
+    over 0…8,000 h. Returns (intent, edges), at most 15 edges."""
+    edges: list[witnesses.Edge] = []
+    for s in range(draw(st.integers(1, max_slots))):
+        n = draw(st.integers(1, max_chain))
+        newest = draw(_pick((0.0, 1.0, 300.0), 0.0, 3000.0))
+        gaps = [0.0 if draw(st.integers(0, 5)) == 0 else draw(finite(0.0, 1500.0)) for _ in range(n - 1)]
+        ages = [newest + sum(gaps[k:]) for k in range(n)]  # oldest first
+        edges += [draw(_edge_fields(f"s{s}v{k}", ages[k], f"slot:{s}")) for k in range(n)]
+    for d in range(draw(st.integers(0, max_distractors))):
+        edges.append(draw(_edge_fields(f"d{d}", draw(finite(0.0, 3000.0)), None)))
+    if len(edges) > 1 and draw(st.integers(0, 3)) == 0:  # explicit links to an earlier statement of another slot
+        src = draw(st.sampled_from(range(len(edges))))
+        targets = [j for j, e in enumerate(edges) if e.slot != edges[src].slot and e.ages[0] >= edges[src].ages[0]]
+        if targets:
+            j = draw(st.sampled_from(targets))
+            kind = draw(st.sampled_from(LINK_KINDS))
+            e = edges[src]
+            edges[src] = witnesses.Edge(**{**e.__dict__, "links": ((kind, edges[j].id),)})
+    if draw(st.integers(0, 4)) == 0:  # a retraction statement ("forget that") targeting an earlier edge
+        j = draw(st.sampled_from(range(len(edges))))
+        age = draw(finite(0.0, edges[j].ages[0]))
+        r = draw(_edge_fields("r0", age, None))
+        edges.append(witnesses.Edge(**{**r.__dict__, "links": (("retracts", edges[j].id),), "retracted": False}))
+    intent = draw(st.sampled_from(fr.INTENT_NAMES))
+    order = draw(st.permutations(range(len(edges))))  # input order is not the time order
+    return intent, tuple(edges[i] for i in order)
