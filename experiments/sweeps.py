@@ -36,12 +36,14 @@ from frcore import (
     ScoreConfig,
     State,
     default_params,
+    hours_since_epoch,
     optimal_table_partitions,
     score_sweep,
     stack_params,
+    time_from_hours,
     top_k,
 )
-from frcore.bank import Bank, Router, derive_states, to_hours
+from frcore.bank import Bank, Router, derive_states
 from frcore.bench import (
     SYSTEMS,
     bank_records,
@@ -112,7 +114,7 @@ def build_table(suites, embedder, source: str = "", progress: bool = True) -> Sw
                 c = res.candidates
                 if c is None or c.sim.shape[0] != bucket:
                     raise RuntimeError(f"question {q.id}: unexpected candidate bucket")
-                qs.append({"persona": suite.persona, "id": q.id, "attack_vector": q.attack_vector, "support": list(q.support), "wrong": list(q.wrong), "at_h": to_hours(q.asked_at)})
+                qs.append({"persona": suite.persona, "id": q.id, "attack_vector": q.attack_vector, "support": list(q.support), "wrong": list(q.wrong), "at_h": hours_since_epoch(q.asked_at)})
                 row = np.full(bucket, "", dtype=object)
                 row[: len(res.candidate_ids)] = res.candidate_ids
                 ids.append(row)
@@ -352,7 +354,7 @@ def perturbed_candidates(table: SweepTable, kind: str, rate: float, seed: int) -
         e, flips = new_edges[q["persona"]]
         key = (q["persona"], q["at_h"])
         if key not in cache:
-            at = dt.datetime(1970, 1, 1) + dt.timedelta(hours=q["at_h"])
+            at = time_from_hours(q["at_h"])
             states = derive_states(e, at)
             cache[key] = {r.id: (r, int(s)) for r, s in zip(e, states)}
         lookup = cache[key]
@@ -369,7 +371,7 @@ def perturbed_candidates(table: SweepTable, kind: str, rate: float, seed: int) -
                     row[CATEGORY_NAMES.index(name)] = v
                 w[qi, j] = row / row.sum()
             if kind == "event_time" and rec.event_time is not None:
-                he[qi, j] = to_hours(rec.event_time) - q["at_h"]
+                he[qi, j] = hours_since_epoch(rec.event_time) - q["at_h"]
                 has[qi, j] = True
     c = table.cands
     return c._replace(weights=jnp.asarray(w, c.weights.dtype), state=jnp.asarray(st, jnp.int32), hours_to_event=jnp.asarray(he, c.hours_to_event.dtype), has_event=jnp.asarray(has))

@@ -81,6 +81,12 @@ from ._runtime import (
     cpu_dispatch_mode as cpu_dispatch_mode,
     prefer_sync_cpu_dispatch as prefer_sync_cpu_dispatch,
 )
+from ._time import (
+    TimeParseError as TimeParseError,
+    hours_since_epoch as hours_since_epoch,
+    parse_time as parse_time,
+    time_from_hours as time_from_hours,
+)
 from ._validate import (
     bucket_size as bucket_size,
     category_weights_matrix as category_weights_matrix,
@@ -110,6 +116,8 @@ __all__ = [
     "table_policies",
     # runtime
     "ASYNC_ENV", "cpu_dispatch_mode", "prefer_sync_cpu_dispatch",
+    # timestamps
+    "TimeParseError", "hours_since_epoch", "parse_time", "time_from_hours",
     # input validation
     "bucket_size", "category_weights_matrix", "make_candidates", "make_query", "stack_candidates", "stack_queries",
 ]

@@ -6,15 +6,16 @@ a leaf of :class:`~frcore.LifecycleParams`, so a parameter sweep is one call ove
 parameters. Inputs reach these functions only through :func:`frcore.make_candidates` /
 :func:`frcore.make_query`, which validate at the boundary; nothing here checks values.
 
-.. math::
+The score of a candidate is the sum of the named summands :data:`frcore._types.SCORE_SUMMANDS`,
+in this order::
 
-   s = \\log b + \\log(1 + \\beta\\, w\\cdot r) + \\log \\omega + m, \\qquad
-   b = \\max\\big((1-\\alpha_c)\\sigma + \\alpha_c a,\\ [F_c\\sigma]_{\\sigma\\ge0.95},\\
-        [0.95\\sigma]_{\\text{numeric},\\sigma\\ge0.85}\\big)
+    s = log_blend + routing + supersession + mask + exemption
 
-with a = exp(-λ_eff · age_eff) (or the anticipatory kernel), λ_eff the harmonic mean of the
-category rates under the soft weights (Lemma 1), ω the soft-supersession weight of contested
-edges and m ∈ {0, -∞} the state x intent compatibility mask.
+Each kernel's docstring quotes the formula of its term from :mod:`frcore.symbolic`, the one
+symbolic (SymPy) form of the score: the same text as ``frcore.symbolic.equation(name)`` (a test
+keeps them in sync and checks the kernels against the expressions numerically). Its symbols
+are listed in ``frcore.symbolic.INPUTS`` and in docs/score.md; p is the primary category
+(:func:`primary_category`), K(ι, ξ) the table :data:`frcore.COMPATIBLE`.
 """
 
 from __future__ import annotations
@@ -35,10 +36,11 @@ _DEFAULT = ScoreConfig()
 _ADMITS_BITS = tuple(int(sum(1 << s for s in range(COMPATIBLE.shape[1]) if COMPATIBLE[i, s])) for i in range(COMPATIBLE.shape[0]))
 
 
-def _admits(intent: jax.Array, state: jax.Array) -> jax.Array:
-    """COMPATIBLE[intent, state] as a bit test of the intent's admits mask."""
-    bits = jnp.asarray(_ADMITS_BITS, dtype=jnp.int32)[intent]
-    return ((bits >> state.astype(jnp.int32)) & 1) == 1
+def _admits(intent, state, xp=jnp):
+    """COMPATIBLE[intent, state] as a bit test of the intent's admits mask (``xp``: jax.numpy
+    inside the kernels, numpy for host arrays)."""
+    bits = xp.asarray(_ADMITS_BITS, dtype=xp.int32)[intent]
+    return ((bits >> state.astype(xp.int32)) & 1) == 1
 
 
 class Candidates(NamedTuple):
@@ -125,11 +127,12 @@ def primary_category(weights: jax.Array) -> jax.Array:
 
 
 def effective_rate(params: LifecycleParams, weights: jax.Array, config: ScoreConfig = _DEFAULT) -> jax.Array:
-    """Effective decay rate λ_eff of one edge.
+    """Effective decay rate λ_eff of one edge: the harmonic mean of the category rates under the
+    soft weights (Lemma 1). Formula (``frcore.symbolic``, term ``rate``)::
 
-    .. math:: \\lambda_{\\text{eff}}(w) = \\frac{\\sum_c w_c}{\\sum_c w_c / \\lambda_c}
+        lambda_eff = Sum(w[c], (c, 1, C))/Sum(w[c]/lambda[c], (c, 1, C))
 
-    (harmonic mean, Lemma 1). Ablations: ``arithmetic`` Σ w_c λ_c / Σ w_c, ``primary``
+    Ablations: ``arithmetic`` Σ w_c λ_c / Σ w_c, ``primary``
     λ_{argmax w}, ``uniform`` one rate, ``cognitive`` harmonic mean of the cognitive-type rates.
     """
     mode = config.decay
@@ -146,18 +149,25 @@ def effective_rate(params: LifecycleParams, weights: jax.Array, config: ScoreCon
 
 
 def effective_age(params: LifecycleParams, weights: jax.Array, ages: jax.Array) -> jax.Array:
-    """Multi-clock effective age: Σ_i s_i · age_i with the primary category's sensitivities;
-    the conversational clock counts ``hours_per_message`` hours per message."""
+    """Multi-clock effective age with the primary category's clock sensitivities; the
+    conversational clock counts ``hours_per_message`` (h_msg) hours per message. Formula
+    (``frcore.symbolic``, term ``age``)::
+
+        age_eff = s_abs*t_abs + s_inter*t_inter + h_msg*n_conv*s_conv
+    """
     s = _primary_pick(weights, *(params.clocks[:, i] for i in range(3)))  # columns: no (C, 3) copy
     return s[0] * ages[0] + s[1] * ages[1] + s[2] * params.hours_per_message * ages[2]
 
 
 def anticipatory_activation(params: LifecycleParams, hours_to_event: jax.Array) -> jax.Array:
-    """Anticipatory event kernel (SPEC §2).
+    """Anticipatory event kernel (SPEC §2): for h = hours until the event, a ramp from a_0
+    (``antic_start``) to the peak a_1 (``antic_peak``) before it, decay at d (``antic_post_decay``)
+    after it, and 0 below the staleness floor. Formula (``frcore.symbolic``, term ``anticipatory``)::
 
-    For h = hours until the event: if 0 ≤ h ≤ W, a = start + (peak − start)(1 − h/W); if h < 0,
-    a = peak · exp(−d · |h|), set to 0 below the staleness floor; if h > W it is not defined
-    here (the caller uses ordinary decay).
+        a_ev = Piecewise((a_0 + (1 - h/W)*(a_1 - a_0), h >= 0), (0, f_stale > a_1*exp(d*h)),
+            (a_1*exp(d*h), True))
+
+    For h > W (beyond the window) it is not used: :func:`activation` decays ordinarily.
     """
     h = hours_to_event
     ramp = params.antic_start + (params.antic_peak - params.antic_start) * (1.0 - h / params.antic_window)
@@ -174,10 +184,12 @@ def activation(
     hours_to_event: jax.Array,
     config: ScoreConfig = _DEFAULT,
 ) -> tuple[jax.Array, jax.Array, jax.Array]:
-    """Activation a of one edge and the (λ_eff, age_eff) behind it.
+    """Activation a of one edge and the (λ_eff, age_eff) behind it: exponential decay, replaced
+    by :func:`anticipatory_activation` (a_ev) when the edge has an event time (E) within the
+    anticipation window or past it (unless ``config.anticipation`` is off). Formula
+    (``frcore.symbolic``, term ``activation``)::
 
-    a = exp(−λ_eff · age_eff), replaced by :func:`anticipatory_activation` when the edge has an
-    event time within the anticipation window or past it (unless ``config.anticipation`` is off).
+        a = Piecewise((a_ev, E & (W >= h)), (exp(-age_eff*lambda_eff), True))
     """
     rate = effective_rate(params, weights, config)
     age = effective_age(params, weights, ages)
@@ -196,10 +208,14 @@ def blend(
     numeric: jax.Array,
     config: ScoreConfig = _DEFAULT,
 ) -> jax.Array:
-    """Blend with semantic floor and numeric rescue (primary category's α_c and F_c).
+    """Blend of σ and the activation with the semantic floor and the numeric rescue (ν: the edge
+    is numeric), with the primary category's α_p and F_p (``global_alpha`` under
+    ``config.global_alpha``). Formula (``frcore.symbolic``, term ``blend``)::
 
-    b = (1 − α_c) σ + α_c a; if σ ≥ 0.95, b = max(b, F_c σ); if numeric and σ ≥ 0.85,
-    b = max(b, 0.95 σ).
+        b = Max(a*alpha_p + sigma*(1 - alpha_p), Piecewise((F_p*sigma, sigma >= theta_F), (0, True)),
+            Piecewise((rho*sigma, nu & (sigma >= theta_num)), (0, True)))
+
+    (b ≥ 0, so a 0 in the max is no floor.)
     """
     alpha_c, floor_c = _primary_pick(weights, params.alpha, params.floors)
     alpha = params.global_alpha if config.global_alpha else alpha_c
@@ -212,6 +228,26 @@ def blend(
     return b
 
 
+def admitted(state, intent, has_event, hours_to_event, numeric, config: ScoreConfig = _DEFAULT, *, xp=jnp):
+    """Whether the query's intent admits the edge: the compatibility rule, written once.
+
+    :data:`frcore.COMPATIBLE` [intent, state] after the numeric exemption (a numeric superseded or
+    expired edge counts as active, with ``config.numeric_exemption``), and for ``upcoming`` an
+    event ahead (h ≥ 0); every edge with ``config.lifecycle`` off. :func:`compatibility_mask` is
+    0 where this holds and −∞ elsewhere. ``xp`` is the array namespace: jax.numpy in the kernels;
+    FR-Bank's distillation calls it with ``xp=numpy`` over a snapshot's rows (``intent`` a
+    Python int), so one rule serves the score and the pipeline.
+    """
+    if not config.lifecycle:
+        return xp.ones(xp.shape(state), dtype=bool)
+    st = state
+    if config.numeric_exemption:
+        exempt = numeric & ((state == State.SUPERSEDED) | (state == State.EXPIRED))
+        st = xp.where(exempt, xp.asarray(State.ACTIVE, dtype=state.dtype), state)
+    ok = _admits(intent, st, xp)
+    return xp.where(intent == Intent.UPCOMING, ok & has_event & (hours_to_event >= 0), ok)
+
+
 def compatibility_mask(
     state: jax.Array,
     intent: jax.Array,
@@ -220,32 +256,35 @@ def compatibility_mask(
     numeric: jax.Array,
     config: ScoreConfig = _DEFAULT,
 ) -> jax.Array:
-    """Query-conditioned compatibility mask m ∈ {0, −∞} from (state, intent).
+    """Query-conditioned compatibility mask m ∈ {0, −∞} from (state, intent): 0 where
+    :func:`admitted` holds. Retracted edges are admitted by no intent; with ``config.lifecycle``
+    off everything is 0. Formula (``frcore.symbolic``, terms ``mask_state`` and ``mask``; ξ the
+    state, ι the intent, K the table :data:`frcore.COMPATIBLE`)::
 
-    Table :data:`frcore.COMPATIBLE`; ``upcoming`` further requires an event ahead (h ≥ 0).
-    Numeric edges are exempt from the supersession and expiry filters (treated as active).
-    Retracted edges are admitted by no intent. With ``config.lifecycle`` off everything is 0.
+        xi_m = Piecewise((active, nu & (Eq(expired, xi) | Eq(superseded, xi))), (xi, True))
+        mask = Piecewise((0, Eq(K(iota, xi_m), 1) & (Ne(iota, upcoming) | (E & (h >= 0)))), (-oo, True))
     """
-    if not config.lifecycle:
-        return jnp.zeros((), dtype=hours_to_event.dtype)
-    st = state
-    if config.numeric_exemption:
-        exempt = numeric & ((state == State.SUPERSEDED) | (state == State.EXPIRED))
-        st = jnp.where(exempt, jnp.asarray(State.ACTIVE, dtype=state.dtype), state)
-    ok = _admits(intent, st)
-    ok = jnp.where(intent == Intent.UPCOMING, ok & has_event & (hours_to_event >= 0), ok)
+    ok = admitted(state, intent, has_event, hours_to_event, numeric, config)
     return jnp.where(ok, jnp.zeros((), hours_to_event.dtype), jnp.full((), -jnp.inf, hours_to_event.dtype))
 
 
 def routing_term(params: LifecycleParams, weights: jax.Array, routing: jax.Array, config: ScoreConfig = _DEFAULT) -> jax.Array:
-    """Routing boost log(1 + β · Σ_c w_c r_c); 0 when routing is off."""
+    """Routing boost from the overlap of the edge's categories with the query's routing; 0 when
+    routing is off. Formula (``frcore.symbolic``, term ``routing``)::
+
+        routing = log(1 + beta*Sum(r[c]*w[c], (c, 1, C)))
+    """
     if not config.routing:
         return jnp.zeros((), dtype=weights.dtype)
     return jnp.log1p(params.routing_boost * _csum(wc * routing[c] for c, wc in enumerate(_columns(weights))))
 
 
 def supersession_term(state: jax.Array, confidence: jax.Array, config: ScoreConfig = _DEFAULT) -> jax.Array:
-    """Soft-supersession weight log ω: log max(confidence, 1e-3) for contested edges, else 0."""
+    """Soft-supersession weight log ω of a contested edge (κ: its confidence; ω_min =
+    ``MIN_SUPERSESSION_WEIGHT``), else 0. Formula (``frcore.symbolic``, term ``supersession``)::
+
+        supersession = Piecewise((log(Max(kappa, omega_min)), Eq(contested, xi)), (0, True))
+    """
     if not (config.supersession_weight and config.lifecycle):
         return jnp.zeros((), dtype=confidence.dtype)
     w = jnp.log(jnp.maximum(confidence, MIN_SUPERSESSION_WEIGHT))
@@ -256,7 +295,12 @@ def exemption_term(
     params: LifecycleParams, state: jax.Array, intent: jax.Array, numeric: jax.Array, config: ScoreConfig = _DEFAULT
 ) -> jax.Array:
     """log ω_num for a numeric edge that the intent admits only through the numeric exemption
-    (superseded or expired, and not admitted by :data:`frcore.COMPATIBLE` on its own), else 0."""
+    (superseded or expired, and not admitted by :data:`frcore.COMPATIBLE` on its own), else 0.
+    Formula (``frcore.symbolic``, term ``exemption``)::
+
+        exemption = Piecewise((log(Max(omega_min, omega_num)), nu & Eq(K(iota, xi), 0) & (Eq(expired, xi) |
+            Eq(superseded, xi))), (0, True))
+    """
     if not (config.lifecycle and config.numeric_exemption):
         return jnp.zeros((), dtype=params.numeric_exempt_weight.dtype)
     stale = (state == State.SUPERSEDED) | (state == State.EXPIRED)
@@ -268,9 +312,12 @@ def exemption_term(
 
 
 def score(params: LifecycleParams, query: Query, cand: Candidates, config: ScoreConfig = _DEFAULT) -> ScoreTerms:
-    """Lifecycle log-score of one candidate edge, every term named (SPEC §3).
+    """Lifecycle log-score of one candidate edge, every term named (SPEC §3); padding rows
+    (``valid`` False) get s = −∞. Formulas (``frcore.symbolic``, terms ``log_blend`` and
+    ``total``; b_min = ``MIN_BLEND``)::
 
-    s = log b + log(1 + β w·r) + log ω + m + log ω_num; padding rows (``valid`` False) get s = −∞.
+        log_blend = log(Max(b, b_min))
+        s = log_blend + routing + supersession + mask + exemption
     """
     act, rate, age = activation(params, cand.weights, cand.ages, cand.has_event, cand.hours_to_event, config)
     b = blend(params, cand.sim, cand.weights, act, cand.numeric, config)

@@ -194,7 +194,8 @@ def exemption_term(params, state, intent, numeric, config: ScoreConfig = _DEFAUL
 
 
 def score(params, query: Query, cand: Candidates, config: ScoreConfig = _DEFAULT) -> ScoreTerms:
-    """All named terms of s = log b + log(1 + β w·r) + log ω + m for one candidate; −∞ for padding."""
+    """All named terms of s = log b + log(1 + β w·r) + log ω + m + log ω_num for one candidate; −∞ for
+    padding."""
     p = _np(params)
     a, rate, age = activation(p, cand.weights, cand.ages, cand.has_event, cand.hours_to_event, config)
     b = blend(p, cand.sim, cand.weights, a, cand.numeric, config)

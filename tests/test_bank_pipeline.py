@@ -237,6 +237,23 @@ def test_distillation_mask_agrees_with_the_kernel_mask(config):
         np.testing.assert_array_equal(mine, kernel)
 
 
+def test_distillation_uses_the_kernels_compatibility_rule(monkeypatch):
+    """FR-Bank has no compatibility table of its own: a change to the kernel's rule (here its
+    admits bit mask, built from frcore.COMPATIBLE, made to admit superseded edges under
+    ``current``) reaches the distillation mask."""
+    import frcore
+    import frcore._scoring as scoring
+    from frcore.bank._pipeline import admitted
+
+    state = np.array([frcore.State.ACTIVE, frcore.State.SUPERSEDED, frcore.State.RETRACTED])
+    args = (state, np.zeros(3, bool), np.full(3, np.nan), int(frcore.Intent.CURRENT), frcore.ScoreConfig())
+    np.testing.assert_array_equal(admitted(*args), [True, False, False])
+    bits = list(scoring._ADMITS_BITS)
+    bits[frcore.Intent.CURRENT] |= 1 << frcore.State.SUPERSEDED
+    monkeypatch.setattr(scoring, "_ADMITS_BITS", tuple(bits))
+    np.testing.assert_array_equal(admitted(*args), [True, True, False])
+
+
 def test_a_write_by_another_connection_is_seen(tmp_path):
     """Cached per-snapshot views are keyed by the store's persisted version counter."""
     path = str(tmp_path / "shared.db")

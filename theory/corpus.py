@@ -29,7 +29,6 @@ largest σ; see there).
 
 from __future__ import annotations
 
-import datetime as _dt
 from dataclasses import dataclass, replace
 from typing import Any, Mapping, Sequence
 
@@ -44,16 +43,10 @@ DEFAULT_SEED = 0
 
 
 def _hours(stamp: Any, field: str, item: str) -> float:
-    """ISO date or datetime → hours since the epoch (UTC for naive stamps)."""
-    if not isinstance(stamp, str):
-        raise ValueError(f"{field}: expected an ISO date string for {item}, got {stamp!r}")
-    try:
-        t = _dt.datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-    except ValueError:
-        raise ValueError(f"{field}: not an ISO date/datetime for {item}: {stamp!r}") from None
-    if t.tzinfo is None:
-        t = t.replace(tzinfo=_dt.timezone.utc)
-    return t.timestamp() / 3600.0
+    """ISO date or datetime → hours since the epoch, by frcore's one timestamp rule
+    (:func:`frcore.parse_time`; naive stamps are UTC); ``ValueError`` naming the item and field."""
+    t = frcore.parse_time(stamp, field, error=lambda problem: ValueError(f"{item}: field {field!r}: {problem}"))
+    return frcore.hours_since_epoch(t)
 
 
 @dataclass(frozen=True)
@@ -120,8 +113,6 @@ def derive_states(facts: Sequence[Mapping[str, Any]], asked_at_h: float) -> dict
     """Lifecycle state of each fact as of ``asked_at`` — FR-Bank's own rules
     (:func:`frcore.bank.derive_states`; one source of truth, never reads ``role``).
     Facts said after ``asked_at`` are reported ACTIVE (they never compete: the corpus drops them)."""
-    import datetime as _dt
-
     from frcore.bank import derive_states as bank_states
     from frcore.bank import parse_fact
 
@@ -132,7 +123,7 @@ def derive_states(facts: Sequence[Mapping[str, Any]], asked_at_h: float) -> dict
             for t in targets:
                 if t not in known:
                     raise ValueError(f"links.{kind}: fact {r.id} links to unknown id {t!r}")
-    at = _dt.datetime(1970, 1, 1) + _dt.timedelta(hours=float(asked_at_h))
+    at = frcore.time_from_hours(asked_at_h)
     states = bank_states(records, at)
     return {r.id: int(max(s, int(State.ACTIVE))) for r, s in zip(records, states)}
 

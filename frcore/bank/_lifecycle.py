@@ -45,8 +45,9 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from .._ontology import CATEGORY_NAMES, N_CATEGORIES, SUPERSESSION_CONFIDENCE_THRESHOLD, as_arrays
+from .._time import EPOCH, hours_since_epoch
 from .._types import State
-from ._facts import FactRecord, hours_since_epoch, to_utc_naive
+from ._facts import FactRecord, to_utc_naive
 
 #: Transition kinds recorded by the store. Only ``retract`` changes a derived state (an erased
 #: edge is physically gone; its ``erase`` transition is an audit trail).
@@ -101,13 +102,12 @@ def _primary(categories: Mapping[str, float]) -> str:
 #: Link kinds that take part in derivation, coded in :attr:`LifecycleColumns.link_kind`.
 LINK_KINDS: tuple[str, ...] = ("retracts", "supersedes", "contradicts", "tentative_for")
 _RETRACTS, _SUPERSEDES, _CONTRADICTS, _TENTATIVE = range(len(LINK_KINDS))
-_EPOCH = datetime(1970, 1, 1)
 _US = timedelta(microseconds=1)
 
 
 def _micros(t: datetime) -> int:
     """Naive-UTC datetime → integer microseconds since the Unix epoch (exact)."""
-    return (t - _EPOCH) // _US
+    return (t - EPOCH) // _US
 
 
 @dataclass(frozen=True)

@@ -42,8 +42,8 @@ from .. import _types as T
 from .._params import LifecycleParams
 from .._packed import N_FEATURES, ROW_START, pack_candidates, pack_params, pack_query, score_top_k_rows, unpack_candidates_host, unpack_query_host
 from .._ontology import N_CATEGORIES
-from .._scoring import ScoreTerms
-from .._types import COMPATIBLE, N_STATES, Intent, ScoreConfig, State
+from .._scoring import ScoreTerms, admitted as _admitted
+from .._types import N_STATES, ScoreConfig, State
 from .._validate import WEIGHT_SUM_TOL, bucket_size, make_candidates, make_query
 
 STAGES = ("cosine", "bm25", "forced")
@@ -218,17 +218,11 @@ def overwrite_keep(state: np.ndarray, slots: Sequence, said_at_h: np.ndarray) ->
 
 
 def admitted(state: np.ndarray, numeric: np.ndarray, hours_to_event: np.ndarray, intent: int, config: ScoreConfig) -> np.ndarray:
-    """NumPy view of the compatibility mask (used by distillation; the score applies the same
-    table through :func:`frcore.compatibility_mask`)."""
-    if not config.lifecycle:
-        return np.ones(state.shape, dtype=bool)
-    st = state.copy()
-    if config.numeric_exemption:
-        st[numeric & ((st == State.SUPERSEDED) | (st == State.EXPIRED))] = State.ACTIVE
-    ok = COMPATIBLE[intent, st]
-    if intent == Intent.UPCOMING:
-        ok &= ~np.isnan(hours_to_event) & (np.nan_to_num(hours_to_event, nan=-1.0) >= 0)
-    return ok
+    """Which rows the intent admits (used by distillation): the kernel's own compatibility rule,
+    :func:`frcore._scoring.admitted` (the one behind :func:`frcore.compatibility_mask`), over
+    host arrays. ``hours_to_event`` is NaN for a row without an event time."""
+    has_event = ~np.isnan(hours_to_event)
+    return _admitted(state, intent, has_event, np.where(has_event, hours_to_event, 0.0), numeric, config, xp=np)
 
 
 class Prepared:

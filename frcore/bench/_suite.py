@@ -18,8 +18,9 @@ are kept verbatim in each record's ``extra`` and otherwise ignored, so
 
 Choices that are ours, not the paper's:
 
-- Times: ``YYYY-MM-DD`` is midnight of that day; ISO datetimes with an offset are converted to
-  UTC and stored naive, so every time in a suite is comparable. "Said after ``asked_at``" is the
+- Times are read by frcore's one rule, :func:`frcore.parse_time`: ``YYYY-MM-DD`` is midnight of
+  that day; ISO datetimes with an offset are converted to UTC and stored naive, so every time in
+  a suite is comparable. "Said after ``asked_at``" is the
   strict comparison of the parsed times (an item said at 10:00 on a date-only ``asked_at`` day
   is after it).
 - ``links`` values may be one id or a list of ids; they are normalised to a tuple of fact ids.
@@ -38,11 +39,12 @@ import json
 import math
 import re
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal, Mapping, Sequence
 
 from .._ontology import CATEGORY_NAMES
+from .._time import parse_time
 from .._types import INTENT_NAMES
 
 __all__ = [
@@ -308,28 +310,16 @@ def _list(ctx: _Ctx, obj: Mapping[str, Any], item: str, fld: str) -> list[Any]:
     return v
 
 
-def _parse_time(text: str) -> datetime:
-    """``YYYY-MM-DD`` (midnight) or an ISO datetime; aware times → naive UTC."""
-    if not isinstance(text, str) or not text:
-        raise ValueError("not a string")
-    t = datetime.fromisoformat(text.replace("Z", "+00:00") if text.endswith("Z") else text)
-    if t.tzinfo is not None:
-        t = t.astimezone(timezone.utc).replace(tzinfo=None)
-    return t
-
-
 def _time(ctx: _Ctx, obj: Mapping[str, Any], item: str, fld: str, *, nullable: bool = False) -> datetime | None:
+    """The field as a naive UTC datetime, by frcore's one timestamp rule (:func:`frcore.parse_time`)."""
     v = _get(ctx, obj, item, fld)
     if v is None and nullable:
         return None
-    try:
-        return _parse_time(v)
-    except (ValueError, TypeError):
-        raise ctx.err(item, fld, f"unparseable date {v!r}; expected YYYY-MM-DD or an ISO datetime") from None
+    return parse_time(v, fld, error=lambda problem: ctx.err(item, fld, problem))
 
 
 def _format_time(t: datetime) -> str:
-    """Inverse of :func:`_parse_time` for naive times: date-only when at midnight."""
+    """Inverse of :func:`frcore.parse_time` for naive times: date-only when at midnight."""
     if t.hour == t.minute == t.second == t.microsecond == 0:
         return t.date().isoformat()
     return t.isoformat()

@@ -1,0 +1,78 @@
+"""Timestamps: the one rule for reading a time, and hours since the epoch.
+
+Every time frcore reads — a fact's ``said_at`` / ``event_time``, a suite's dates, a corpus
+stamp — goes through :func:`parse_time`: a ``datetime``, a ``date`` (midnight), or a string
+``YYYY-MM-DD`` / ISO 8601 (surrounding spaces ignored, a trailing ``Z`` meaning UTC) becomes a
+naive datetime in UTC: aware times are converted, naive ones are taken as UTC, so every time
+compares with every other. :func:`hours_since_epoch` and :func:`time_from_hours` convert
+between such datetimes and hours since 1970-01-01T00:00 UTC, the unit of the score's ages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import date, datetime, timedelta, timezone
+from typing import Any
+
+#: 1970-01-01T00:00, naive UTC: hour 0 of :func:`hours_since_epoch`.
+EPOCH = datetime(1970, 1, 1)
+
+
+class TimeParseError(ValueError):
+    """A value that is not a time: ``field`` names the field, ``problem`` says what is wrong
+    (the message is ``field 'NAME': PROBLEM``)."""
+
+    def __init__(self, field: str, problem: str) -> None:
+        super().__init__(f"field {field!r}: {problem}")
+        self.field = field
+        self.problem = problem
+
+
+def _shown(value: Any, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 5] + "…" + text[-4:]
+
+
+def parse_time(value: Any, field: str = "time", *, error: Callable[[str], Exception] | None = None) -> datetime:
+    """A ``datetime``, ``date`` or ``YYYY-MM-DD`` / ISO-8601 string → naive UTC datetime.
+
+    Raises :class:`TimeParseError` naming ``field``; or, with ``error``, the exception
+    ``error(problem)`` returns (a caller's own error type and context, same problem text)::
+
+        parse_time("2025-03-10T09:30+01:00", "said_at")  # datetime(2025, 3, 10, 8, 30)
+        parse_time("last tuesday", "said_at")  # TimeParseError: field 'said_at': not a date ...
+    """
+    problem = None
+    if isinstance(value, datetime):
+        t = value
+    elif isinstance(value, date):
+        t = datetime(value.year, value.month, value.day)
+    elif isinstance(value, str):
+        text = value.strip()
+        try:  # a trailing Z is UTC (datetime.fromisoformat reads it itself from Python 3.11 on)
+            t = datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith("Z") else text)
+        except ValueError:
+            problem = f"not a date 'YYYY-MM-DD' or ISO datetime: {value!r}"
+    else:
+        problem = f"expected a date string or datetime, got {type(value).__name__}"
+    if problem is None and t.tzinfo is not None:
+        try:
+            t = t.astimezone(timezone.utc).replace(tzinfo=None)
+        except (OverflowError, ValueError):
+            problem = f"out of range once converted to UTC (years 1-9999): {_shown(value)}"
+    if problem is not None:
+        raise error(problem) if error is not None else TimeParseError(field, problem)
+    return t
+
+
+def hours_since_epoch(t: datetime) -> float:
+    """Hours since 1970-01-01T00:00 UTC of a datetime (naive: taken as UTC; aware: converted)."""
+    if t.tzinfo is not None:
+        t = t.astimezone(timezone.utc).replace(tzinfo=None)
+    return (t - EPOCH).total_seconds() / 3600.0
+
+
+def time_from_hours(hours: float) -> datetime:
+    """The naive UTC datetime ``hours`` hours after 1970-01-01T00:00 (inverse of
+    :func:`hours_since_epoch`, to the microsecond)."""
+    return EPOCH + timedelta(hours=float(hours))
