@@ -231,11 +231,12 @@ def _meta(config, seed: int | None, table: SweepTable) -> dict:
     return {"config": dataclasses.asdict(config), "seed": seed, "data_source": table.source, "git_revision": git_revision(), "n_questions": table.n}
 
 
-def run_multiplier(table: SweepTable, cfg: MultiplierSweep = MultiplierSweep()) -> dict:
+def run_multiplier(table: SweepTable, cfg: MultiplierSweep = MultiplierSweep(), base=None) -> dict:
     """Per-category decay multiplier sweep: Jaccard@10 and Kendall τ against the default
     ranking; the feasible region per category is where mean Jaccard ≥ 0.95 (paper: 10 of 11
-    categories tolerate 0.25x–4x; RELATIONAL_BONDS 0.33x–4x)."""
-    base = default_params()
+    categories tolerate 0.25x–4x; RELATIONAL_BONDS 0.33x–4x). ``base``: the parameter set the
+    multipliers scale (default parameters when None)."""
+    base = default_params() if base is None else base
     sets = []
     for c in range(N_CATEGORIES):
         for m in cfg.multipliers:
@@ -262,11 +263,11 @@ def run_multiplier(table: SweepTable, cfg: MultiplierSweep = MultiplierSweep()) 
     return {**_meta(cfg, None, table), "per_category": per, "n_whole_range": n_whole, "paper": {k: PAPER["multiplier"][k] for k in ("n_whole_range", "RELATIONAL_BONDS")}}
 
 
-def run_alpha(table: SweepTable, cfg: AlphaSweep = AlphaSweep()) -> dict:
+def run_alpha(table: SweepTable, cfg: AlphaSweep = AlphaSweep(), base=None) -> dict:
     """Global α sweeps (coarse and fine) against FR-full's category-specific α: pass rates,
     paired bootstrap CIs and McNemar tests, Bonferroni-corrected over the fine grid
     (paper: all fine-grained p-values fail Bonferroni at p < 0.0056)."""
-    base = default_params()
+    base = default_params() if base is None else base
     ref_pass = passes(rankings(scores(table, stack_params([base]))[0], table), table)
     out = {**_meta(cfg, None, table), "fr_full_pass": float(ref_pass.mean())}
     for grid_name, grid in (("coarse", cfg.coarse), ("fine", cfg.fine)):
@@ -377,8 +378,8 @@ def perturbed_candidates(table: SweepTable, kind: str, rate: float, seed: int) -
     return c._replace(weights=jnp.asarray(w, c.weights.dtype), state=jnp.asarray(st, jnp.int32), hours_to_event=jnp.asarray(he, c.hours_to_event.dtype), has_event=jnp.asarray(has))
 
 
-def _noise_task(table: SweepTable, kind: str, rate: float, seed: int) -> dict:
-    base = stack_params([default_params()])
+def _noise_task(table: SweepTable, kind: str, rate: float, seed: int, params=None) -> dict:
+    base = stack_params([default_params() if params is None else params])
     ref = scores(table, base)[0]
     noisy = scores(table, base, cands=perturbed_candidates(table, kind, rate, seed))
     cmp_ = compare_to(ref, noisy, table)
@@ -399,7 +400,7 @@ def map_grid(fn: Callable, tasks: Sequence[tuple], scheduler: str | None = None,
     return [fn(*t) for t in tasks]
 
 
-def _noise_grid(table: SweepTable, settings: Sequence[tuple[str, float, int]], scheduler: str | None, client) -> list[dict]:
+def _noise_grid(table: SweepTable, settings: Sequence[tuple[str, float, int]], scheduler: str | None, client, base=None) -> list[dict]:
     """Run :func:`_noise_task` over (kind, rate, seed) settings; on a cluster the table is
     scattered to every worker once instead of being pickled into each task."""
     if client is None and scheduler:
@@ -407,20 +408,20 @@ def _noise_grid(table: SweepTable, settings: Sequence[tuple[str, float, int]], s
 
         client = Client(scheduler)
     ref = client.scatter(table, broadcast=True) if client is not None else table
-    return map_grid(_noise_task, [(ref, *t) for t in settings], client=client)
+    return map_grid(_noise_task, [(ref, *t, base) for t in settings], client=client)
 
 
-def run_noise(table: SweepTable, cfg: NoiseSweep = NoiseSweep(), scheduler: str | None = None, client=None) -> dict:
+def run_noise(table: SweepTable, cfg: NoiseSweep = NoiseSweep(), scheduler: str | None = None, client=None, base=None) -> dict:
     """Metadata-noise sweeps over the full basis (paper: slot-key corruption keeps τ ≈ 0.997
     while Jaccard falls to 0.76)."""
-    rows = _noise_grid(table, [(k, r, s) for k in cfg.kinds for r in cfg.rates for s in cfg.seeds], scheduler, client)
+    rows = _noise_grid(table, [(k, r, s) for k in cfg.kinds for r in cfg.rates for s in cfg.seeds], scheduler, client, base)
     return {**_meta(cfg, None, table), "rows": rows, "summary": _summarize(rows), "paper": PAPER["noise"]}
 
 
-def run_label_perturbation(table: SweepTable, cfg: LabelPerturbation = LabelPerturbation(), scheduler: str | None = None, client=None) -> dict:
+def run_label_perturbation(table: SweepTable, cfg: LabelPerturbation = LabelPerturbation(), scheduler: str | None = None, client=None, base=None) -> dict:
     """Category-label perturbation inside confused pairs (paper: 10% → Jaccard 0.974 ± 0.002,
     0.29 displaced edges per query; 50% → Jaccard 0.905, τ 0.897)."""
-    rows = _noise_grid(table, [("label_pair", r, s) for r in cfg.rates for s in cfg.seeds], scheduler, client)
+    rows = _noise_grid(table, [("label_pair", r, s) for r in cfg.rates for s in cfg.seeds], scheduler, client, base)
     return {**_meta(cfg, None, table), "rows": rows, "summary": _summarize(rows), "paper": PAPER["labels"]}
 
 
@@ -437,11 +438,11 @@ def _summarize(rows: list[dict]) -> dict:
 # ----------------------------------------------------------------------------- granularity
 
 
-def run_granularity(table: SweepTable, cfg: Granularity = Granularity()) -> dict:
+def run_granularity(table: SweepTable, cfg: Granularity = Granularity(), base=None) -> dict:
     """Ontologies collapsed to k clusters (optimal partitions) and the cognitive 3-partition:
     pass rate per k in one batched call (paper: gains saturate near 7)."""
     parts = optimal_table_partitions()
-    base = default_params()
+    base = default_params() if base is None else base
     sets = [collapse_params(base, parts[k]) for k in cfg.ks] + [collapse_params(base, cognitive_partition())]
     p = passes(rankings(scores(table, stack_params(sets)), table), table)
     rows = [{"k": k, "pass": float(p[i].mean()), "groups": parts[k]} for i, k in enumerate(cfg.ks)]
@@ -451,9 +452,10 @@ def run_granularity(table: SweepTable, cfg: Granularity = Granularity()) -> dict
 # ----------------------------------------------------------------------------- holdout
 
 
-def run_holdout(suites, embedder, table: SweepTable, seed: int = 0) -> dict:
+def run_holdout(suites, embedder, table: SweepTable, seed: int = 0, base=None) -> dict:
     """Persona holdout: calibrate category α on one half (theory A.15, max-margin), evaluate
-    on the other half against the default parameters (paper: 77.0% vs 76.8%)."""
+    on the other half against the default parameters (paper: 77.0% vs 76.8%). With ``base``,
+    calibration starts from it and it is the reference instead of the defaults."""
     from theory.calibrate import calibrate
     from theory.corpus import build_corpus
 
@@ -462,10 +464,11 @@ def run_holdout(suites, embedder, table: SweepTable, seed: int = 0) -> dict:
     rng.shuffle(personas)
     half = set(personas[: len(personas) // 2])
     train = [suite_to_dict(s) for s in suites if s.persona in half]
-    params, cert = calibrate(build_corpus(train, embedder))
+    ref = default_params() if base is None else base
+    params, cert = calibrate(build_corpus(train, embedder), base=base)
     test_idx = [i for i, q in enumerate(table.questions) if q["persona"] not in half]
     train_idx = [i for i, q in enumerate(table.questions) if q["persona"] in half]
-    p = passes(rankings(scores(table, stack_params([default_params(), params])), table), table)
+    p = passes(rankings(scores(table, stack_params([ref, params])), table), table)
     return {
         "config": {"name": "holdout", "seed": seed, "train_personas": sorted(half)},
         "git_revision": git_revision(),
@@ -487,41 +490,69 @@ def write(result: dict, path: str | Path) -> Path:
     return path
 
 
-def register(subparsers) -> None:
-    p = subparsers.add_parser("sweep", help="run the parameter and metadata-noise sweeps")
-    p.add_argument("--suite", default="synthetic")
-    p.add_argument("--personas", type=int, default=None)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--embedder", default="minilm")
-    p.add_argument("--only", default="multiplier,alpha,noise,labels,granularity,holdout")
-    p.add_argument("--quick", action="store_true", help="reduced grids")
-    p.add_argument("--scheduler", help="Dask scheduler address (default: in-process)")
-    p.add_argument("--out", default="results")
-    p.set_defaults(func=_cli)
-
-
-def run_all(suites, embedder, label: str, out: Path, only: Sequence[str], quick: bool, scheduler: str | None = None, log=print) -> dict[str, Path]:
+def run_all(suites, embedder, label: str, out: Path, only: Sequence[str], quick: bool, scheduler: str | None = None, log=print,
+            base=None, params_inputs: dict | None = None) -> dict[str, Path]:
+    """Run the named appendix sweeps on one candidate table; ``base``: the parameter set every
+    sweep starts from (default parameters when None), recorded in each result with
+    ``params_inputs``."""
+    unknown = [n for n in only if n not in SWEEPS]
+    if unknown:
+        raise ValueError(f"--only: unknown sweep(s) {unknown}; known: {', '.join(SWEEPS)}")
     table = build_table(suites, embedder, source=label)
     written = {}
     noise_cfg = NoiseSweep(rates=(0.1, 0.3), seeds=(0,)) if quick else NoiseSweep()
     label_cfg = LabelPerturbation(seeds=(0, 1)) if quick else LabelPerturbation()
     jobs = {
-        "multiplier": lambda: run_multiplier(table),
-        "alpha": lambda: run_alpha(table),
-        "noise": lambda: run_noise(table, noise_cfg, scheduler=scheduler),
-        "labels": lambda: run_label_perturbation(table, label_cfg, scheduler=scheduler),
-        "granularity": lambda: run_granularity(table),
-        "holdout": lambda: run_holdout(suites, embedder, table),
+        "multiplier": lambda: run_multiplier(table, base=base),
+        "alpha": lambda: run_alpha(table, base=base),
+        "noise": lambda: run_noise(table, noise_cfg, scheduler=scheduler, base=base),
+        "labels": lambda: run_label_perturbation(table, label_cfg, scheduler=scheduler, base=base),
+        "granularity": lambda: run_granularity(table, base=base),
+        "holdout": lambda: run_holdout(suites, embedder, table, base=base),
     }
     for name in only:
         t = time.perf_counter()
         res = jobs[name]()
+        if base is not None:
+            res["params"] = {**(params_inputs or {}), "changes_from_default": frcore.param_changes(base)}
         written[name] = write(res, out / f"sweep_{name}.json")
         log(f"sweep {name}: {time.perf_counter() - t:.1f} s → {written[name]}")
     return written
 
 
+#: The appendix sweeps ``fr sweep --only`` runs (in this order by default).
+SWEEPS = ("multiplier", "alpha", "noise", "labels", "granularity", "holdout")
+
+
 def _cli(args) -> int:
+    base = frcore.params_from_args(args)  # before anything runs: a bad file or override fails fast
+    only = [x.strip() for x in args.only.split(",") if x.strip()]
     suites, label = load_suites_arg(args.suite, args.personas, args.seed)
-    run_all(suites, make_embedder(args.embedder), label, Path(args.out), [x.strip() for x in args.only.split(",") if x.strip()], args.quick, args.scheduler)
+    run_all(suites, make_embedder(args.embedder), label, Path(args.out), only, args.quick, args.scheduler,
+            base=base, params_inputs=frcore.params_record(args))
     return 0
+
+
+def _suite_arguments(p) -> None:
+    from frcore.bench import add_suite_arguments
+
+    add_suite_arguments(p)
+    p.add_argument("--scheduler", metavar="ADDRESS", help="Dask scheduler address, e.g. tcp://host:8786 (default: in-process)")
+
+
+def register(subparsers) -> None:
+    from .grid import register_grid
+
+    p = subparsers.add_parser(
+        "sweep", help="parameter sweeps: the appendix's (--only …) or any grid (`fr sweep grid --param NAME=V1,V2`)",
+        description="Without an action: the appendix sweeps (--only picks them; results as sweep_NAME.json in --out). "
+                    "`fr sweep grid --param NAME=V1,V2,…` evaluates any grid of parameters (see `fr sweep grid --help`). "
+                    "Every sweep re-scores each question's fixed FR-full candidate set, one batched kernel call over stacked parameter sets.")
+    _suite_arguments(p)
+    p.add_argument("--only", default=",".join(SWEEPS), help=f"comma-separated sweeps to run (default: all of {','.join(SWEEPS)})")
+    p.add_argument("--quick", action="store_true", help="reduced noise and label grids")
+    frcore.add_params_arguments(p, param_help="override one parameter of the base every sweep starts from (repeatable; same names as `fr bench run --param`)")
+    p.add_argument("--out", default="results", help="output folder (default: results)")
+    p.set_defaults(func=_cli)
+    sub = p.add_subparsers(dest="command_sweep", metavar="ACTION")
+    register_grid(sub, _suite_arguments)

@@ -68,6 +68,25 @@ from ._packed import (
     score_top_k_packed as score_top_k_packed,
     score_top_k_rows as score_top_k_rows,
 )
+from ._params_io import (
+    PARAMS_FORMAT as PARAMS_FORMAT,
+    ParamsError as ParamsError,
+    ParamsFile as ParamsFile,
+    add_params_arguments as add_params_arguments,
+    apply_param_overrides as apply_param_overrides,
+    load_params as load_params,
+    override_value as override_value,
+    param_changes as param_changes,
+    params_from_args as params_from_args,
+    params_from_dict as params_from_dict,
+    params_record as params_record,
+    params_to_dict as params_to_dict,
+    parse_param_grid as parse_param_grid,
+    parse_param_override as parse_param_override,
+    read_params_file as read_params_file,
+    resolve_params as resolve_params,
+    save_params as save_params,
+)
 from ._partitions import (
     optimal_by_k as optimal_by_k,
     optimal_table_partitions as optimal_table_partitions,
@@ -103,6 +122,10 @@ __all__ = [
     "SUPERSESSION_CONFIDENCE_THRESHOLD", "Category", "CategoryRow", "CognitiveType", "as_arrays", "category_index",
     # parameters
     "LifecycleParams", "default_params", "params_to_numpy", "replace_params", "scale_rates", "stack_params", "validate_params",
+    # the parameter file (frcore-params-v1) and NAME=VALUE overrides
+    "PARAMS_FORMAT", "ParamsError", "ParamsFile", "add_params_arguments", "apply_param_overrides", "load_params", "override_value",
+    "param_changes", "params_from_args", "params_from_dict", "params_record", "params_to_dict", "parse_param_grid",
+    "parse_param_override", "read_params_file", "resolve_params", "save_params",
     # kernels and their inputs
     "Candidates", "Query", "ScoreTerms", "activation", "anticipatory_activation", "blend", "compatibility_mask",
     "effective_age", "effective_rate", "exemption_term", "primary_category", "routing_term", "score", "score_candidates",

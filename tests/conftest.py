@@ -29,3 +29,21 @@ settings.register_profile(
 )
 settings.register_profile("dev", deadline=None, max_examples=200, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def gen_suites():
+    """Two generated personas (seed 3), parsed: the tiny suite of the runner, grid and compare tests."""
+    from frcore.bench import generate_suites, parse_suite
+
+    return [parse_suite(obj, f"gen#{i}") for i, obj in enumerate(generate_suites(2, seed=3))]
+
+
+@pytest.fixture(scope="session")
+def hash_embedder():
+    from frcore.bank import get_embedder
+
+    return get_embedder("hash")

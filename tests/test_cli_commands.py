@@ -13,7 +13,7 @@ import pytest
 from frcore import cli
 
 ROOT = Path(__file__).resolve().parents[1]
-EXPECTED = {"bank", "bench", "calibrate", "figures", "latency", "ledger", "reproduce", "sweep", "theory"}
+EXPECTED = {"bank", "bench", "calibrate", "compare", "figures", "latency", "ledger", "reproduce", "sweep", "theory"}
 
 
 def _declared() -> dict[str, str]:

@@ -11,13 +11,15 @@ set aside and counted; on the rest we solve the max-margin program
 t ≥ 0 ⇔ all kept requirements hold; t < 0 is the least-violating point). **Rates λ_c are held
 fixed**: a = exp(−λ·age) enters the blend multiplied by α, and no log-linear reparametrisation
 makes b_s − b_x jointly linear (or concave) in (α, log λ), so including λ would lose convexity.
-The result is written as a parameter file the core loads (:func:`load_params`), with its
-certificate: the constraint slacks recomputed with NumPy.
+The result is written as a parameter file (``frcore-params-v1``, read and written by
+:func:`frcore.load_params` / :func:`frcore.save_params`; docs/formats.md), with its certificate:
+the constraint slacks recomputed with NumPy. ``--params FILE`` / ``--param NAME=VALUE`` give the
+base parameter set (its rates, clocks and floors are the ones held fixed; the activations of the
+requirement rows are computed under it).
 """
 
 from __future__ import annotations
 
-import json
 import sys
 
 import numpy as np
@@ -27,7 +29,10 @@ from frcore import CATEGORY_NAMES, LifecycleParams
 
 from . import polytope as poly
 
-PARAMS_FORMAT = "frcore-params-v1"
+PARAMS_FORMAT = frcore.PARAMS_FORMAT
+#: The parameter file is read and written by the core (kept here under their old names).
+save_params = frcore.save_params
+load_params = frcore.load_params
 
 
 def calibrate(corpus, margin: float = poly.DEFAULT_MARGIN, pairs: poly.Pairs | None = None,
@@ -36,7 +41,12 @@ def calibrate(corpus, margin: float = poly.DEFAULT_MARGIN, pairs: poly.Pairs | N
     ``prove`` and an infeasible program (t < 0), the certificate also carries a Farkas proof of
     infeasibility re-checked in float64 and exact arithmetic
     (:func:`theory.polytope.prove_infeasible`)."""
-    base = frcore.default_params() if base is None else base
+    if base is None:
+        base = getattr(corpus, "scoring_params", frcore.default_params)()
+    elif getattr(corpus, "params", None) is None and pairs is None:
+        from dataclasses import replace
+
+        corpus = replace(corpus, params=base)  # the requirement rows' activations under ``base``
     P = poly.requirement_pairs(corpus) if pairs is None else pairs
     G, h = poly.category_alpha_rows(P, margin)
     sat = poly.row_satisfiable(G, h)
@@ -70,49 +80,21 @@ def calibrate(corpus, margin: float = poly.DEFAULT_MARGIN, pairs: poly.Pairs | N
     return params, cert
 
 
-def save_params(params: LifecycleParams, path: str, certificate: dict | None = None) -> None:
-    """Write ``params`` (every leaf, as nested lists) and an optional certificate to JSON."""
-    frcore.validate_params(params)
-    doc = {"format": PARAMS_FORMAT, "params": {k: np.asarray(v, dtype=np.float64).tolist() for k, v in params._asdict().items()}}
-    if certificate is not None:
-        doc["certificate"] = certificate
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(doc, f, indent=1)
-
-
-def load_params(path: str, dtype=None) -> LifecycleParams:
-    """Read a parameter file written by :func:`save_params` (validated; ``ValueError`` naming the
-    field on a missing, extra or malformed leaf)."""
-    import jax.numpy as jnp
-
-    with open(path, encoding="utf-8") as f:
-        try:
-            doc = json.load(f)
-        except json.JSONDecodeError as e:
-            raise ValueError(f"{path}: not JSON ({e})") from None
-    if not isinstance(doc, dict) or doc.get("format") != PARAMS_FORMAT or not isinstance(doc.get("params"), dict):
-        raise ValueError(f"{path}: format: expected {PARAMS_FORMAT!r} with a 'params' object")
-    leaves = doc["params"]
-    missing = [k for k in LifecycleParams._fields if k not in leaves]
-    extra = [k for k in leaves if k not in LifecycleParams._fields]
-    if missing or extra:
-        raise ValueError(f"{path}: params: missing fields {missing}, unknown fields {extra}")
-    dtype = dtype or frcore.default_params().rates.dtype
-    out = {}
-    for k in LifecycleParams._fields:
-        try:
-            out[k] = jnp.asarray(np.asarray(leaves[k], dtype=np.float64), dtype=dtype)
-        except (TypeError, ValueError) as e:
-            raise ValueError(f"{path}: params.{k}: {e}") from None
-    return frcore.validate_params(LifecycleParams(**out))
-
-
 def _run(args) -> int:
+    from dataclasses import replace
+
+    from frcore.bench import git_revision
+
     from .corpus import load_corpus
 
-    corpus = load_corpus(args.suite, args.personas, args.embedder)
+    base = frcore.params_from_args(args)  # before the corpus: a bad file fails fast
+    corpus = load_corpus(args.suite, args.personas, args.embedder, args.seed)
+    if base is not None:
+        corpus = replace(corpus, params=base)
     params, cert = calibrate(corpus, margin=args.margin)
-    save_params(params, args.out, cert)
+    provenance = {"command": "fr calibrate", "suite": args.suite, "personas": sorted(set(corpus.personas)),
+                  "embedder": args.embedder, "margin_m": args.margin, "git_revision": git_revision(), **frcore.params_record(args)}
+    save_params(params, args.out, cert, provenance)
     print(f"calibrated α_c over {cert['rows_used']} requirement rows; margin {cert['margin']:.4g} "
           f"({'feasible' if cert['feasible'] else 'infeasible'}); wrote {args.out}")
     for name, a in cert["alpha"].items():
@@ -121,12 +103,13 @@ def _run(args) -> int:
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("calibrate", help="max-margin category α_c from a corpus (A.15); writes a params JSON")
-    p.add_argument("--suite", help="suite JSON file or folder (default: generated suites)")
-    p.add_argument("--personas", type=int, default=None, help="number of personas (generated default 20)")
-    p.add_argument("--embedder", choices=("hash", "minilm"), default="minilm")
+    from frcore.bench import add_suite_arguments
+
+    p = subparsers.add_parser("calibrate", help="max-margin category α_c from a corpus (A.15); writes a parameter file (frcore-params-v1)")
+    add_suite_arguments(p, embedder_choices=("hash", "minilm"))
     p.add_argument("--margin", type=float, default=poly.DEFAULT_MARGIN, help="blend margin m of each requirement")
-    p.add_argument("--out", required=True, help="output params JSON")
+    frcore.add_params_arguments(p)
+    p.add_argument("--out", required=True, help="output parameter file (frcore-params-v1; read by --params of every scoring command)")
     p.set_defaults(func=_run)
 
 

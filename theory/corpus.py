@@ -78,6 +78,9 @@ class Corpus:
     wrong: np.ndarray  # (B, K) bool
     cands: frcore.Candidates
     queries: frcore.Query
+    #: the parameters the corpus is scored under (``None``: :func:`frcore.default_params`);
+    #: ``fr theory --params FILE`` / ``fr calibrate --params FILE`` set them
+    params: frcore.LifecycleParams | None = None
 
     @property
     def n_questions(self) -> int:
@@ -89,10 +92,15 @@ class Corpus:
         return np.argmax(self.weights, axis=-1)
 
     def activation(self, params: frcore.LifecycleParams | None = None) -> np.ndarray:
-        """(B, K) activation a of every candidate under frcore's own kernel (default params)."""
-        params = frcore.default_params() if params is None else params
+        """(B, K) activation a of every candidate under frcore's own kernel (the corpus's
+        parameters unless ``params`` is given; the default parameters unless set)."""
+        params = self.scoring_params() if params is None else params
         terms = frcore.score_queries(params, self.queries, self.cands)
         return np.asarray(terms.activation, dtype=np.float64)
+
+    def scoring_params(self) -> frcore.LifecycleParams:
+        """The parameters this corpus is scored under."""
+        return frcore.default_params() if self.params is None else self.params
 
     def entries(self) -> dict[str, np.ndarray]:
         """Unique edges of the corpus (facts and filler turns, by id): weights and is_fact."""
@@ -324,18 +332,20 @@ def get_embedder(name: str = "minilm"):
     return make_embedder(name)
 
 
-def load_suites(suite: str | None = None, personas: int | None = None, seed: int = DEFAULT_SEED) -> tuple[list, str]:
+def load_suites(suite: str | None = None, personas=None, seed: int = DEFAULT_SEED) -> tuple[list, str]:
     """(suites, label) exactly as ``fr bench run`` reads them: ``suite`` a file or folder (the
-    first ``personas`` of it if given), or ``None`` / ``"synthetic"`` for ``personas``
-    generated suites (default 20)."""
+    first ``personas`` of it if given, or the personas named by a list of ids), or ``None`` /
+    ``"synthetic"`` for ``personas`` generated suites (default 20)."""
     from frcore.bench import load_suites_arg
 
-    if personas is not None and int(personas) < 1:
-        raise ValueError(f"personas: must be ≥ 1, got {personas}")
-    return load_suites_arg(suite or "synthetic", None if personas is None else int(personas), seed)
+    if isinstance(personas, (int, float, np.integer)) and not isinstance(personas, bool):
+        if int(personas) < 1:
+            raise ValueError(f"personas: must be ≥ 1, got {personas}")
+        personas = int(personas)
+    return load_suites_arg(suite or "synthetic", personas, seed)
 
 
-def load_corpus(suite: str | None = None, personas: int | None = None, embedder: str = "minilm", seed: int = DEFAULT_SEED) -> Corpus:
+def load_corpus(suite: str | None = None, personas=None, embedder: str = "minilm", seed: int = DEFAULT_SEED) -> Corpus:
     """The corpus for ``fr theory`` / ``fr calibrate`` from the same suites ``fr bench run``
     reads (see :func:`load_suites`)."""
     suites, _ = load_suites(suite, personas, seed)

@@ -46,8 +46,9 @@ class Context:
     variant is then skipped)."""
 
     def __init__(self, suites, embedder, label: str = "", *, generated: bool = False,
-                 build: Callable | None = None, corpus=None):
+                 build: Callable | None = None, corpus=None, params=None):
         self.suites = list(suites)
+        self.params = params  # scoring parameters of every corpus built here (None: defaults)
         self.embedder = embedder
         self.label = label
         self.generated = generated
@@ -57,11 +58,14 @@ class Context:
         self.errors: dict[str, str] = {}
 
     def _builder(self):
-        if self._build is not None:
-            return self._build
-        from .corpus import build_corpus
+        build = self._build
+        if build is None:
+            from .corpus import build_corpus as build
+        if self.params is None:
+            return build
+        from dataclasses import replace
 
-        return build_corpus
+        return lambda *a, **k: replace(build(*a, **k), params=self.params)
 
     @property
     def corpus(self):

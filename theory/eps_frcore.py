@@ -125,7 +125,7 @@ def analyse(corpus, eps: float, params=None, tops: tuple[int, ...] = (TOP, 1), s
     """For each served length in ``tops`` (the top 10 in order; the top 1), every query's L_q,
     Δmin_q, whether it meets the condition, and whether its served list is invariant over the
     ε-ball (exact, by the interval endpoints), for the score on ``scale``."""
-    params = params or fr.default_params()
+    params = params or getattr(corpus, "scoring_params", fr.default_params)()
     q, c = corpus.queries, corpus.cands
     sim, valid = np.asarray(corpus.sim, dtype=np.float64), np.asarray(corpus.valid, dtype=bool)
     s0 = _totals(params, q, c, sim, scale=scale)
@@ -160,7 +160,7 @@ def analyse(corpus, eps: float, params=None, tops: tuple[int, ...] = (TOP, 1), s
 
 def intent_free(corpus, params=None) -> bool:
     """Whether the feature-restricted score is exactly the same under every intent."""
-    params = params or fr.default_params()
+    params = params or getattr(corpus, "scoring_params", fr.default_params)()
     base = None
     for i in range(len(fr.INTENT_NAMES)):
         q = corpus.queries._replace(intent=jnp.full_like(corpus.queries.intent, i))
@@ -175,7 +175,7 @@ def intent_free(corpus, params=None) -> bool:
 def intent_moves_full_score(corpus, params=None) -> np.ndarray:
     """Per query, whether frcore's full score (with the lifecycle mask) serves a different top 10
     under some intent than under the query's own."""
-    params = params or fr.default_params()
+    params = params or getattr(corpus, "scoring_params", fr.default_params)()
     valid = np.asarray(corpus.valid, dtype=bool)
     lists = []
     for i in range(len(fr.INTENT_NAMES)):

@@ -129,10 +129,14 @@ def write_json(records: list[dict], path: str, inputs: dict | None = None) -> No
 
 
 def theory(suites, embedder, label: str, embedder_name: str, *, generated: bool, json_path: str | None = None,
-           ids: list[str] | None = None, diagnose: bool = True, log=print, deep: bool = False) -> list[dict]:
+           ids: list[str] | None = None, diagnose: bool = True, log=print, deep: bool = False,
+           params=None, params_inputs: dict | None = None) -> list[dict]:
     """Run every claim on ``suites`` with ``embedder`` (shared with the caller, e.g. ``fr
     reproduce``), print the table and write the JSON. Returns the records. ``deep``: every
-    search with the large budget and a fresh seed (:mod:`theory.depth`), recorded in the inputs."""
+    search with the large budget and a fresh seed (:mod:`theory.depth`), recorded in the inputs.
+    ``params``: the parameters the data claims score the corpus under (default parameters when
+    None; the formal claims are about the released parameters and keep them), recorded in the
+    inputs with ``params_inputs``."""
     from .depth import set_depth
     from .diagnose import Context
 
@@ -141,7 +145,11 @@ def theory(suites, embedder, label: str, embedder_name: str, *, generated: bool,
     inputs = {"suite": label, "embedder": embedder_name, "personas": len(suites)}
     if deep:
         inputs["deep"] = {"seed": d.seed}
-    records = run_claims(Context(suites, embedder, label, generated=generated), ids, diagnose=diagnose, inputs=inputs)
+    if params is not None:
+        import frcore
+
+        inputs["params"] = {**(params_inputs or {}), "changes_from_default": frcore.param_changes(params)}
+    records = run_claims(Context(suites, embedder, label, generated=generated, params=params), ids, diagnose=diagnose, inputs=inputs)
     log(format_table(records))
     counts = verdict_counts(records)
     log(f"\nchecks: {len(records) - n_failed(records)}/{len(records)} pass; verdicts: "
@@ -152,8 +160,11 @@ def theory(suites, embedder, label: str, embedder_name: str, *, generated: bool,
 
 
 def _run(args) -> int:
+    import frcore
+
     from .corpus import get_embedder, load_suites
 
+    params = frcore.params_from_args(args)  # before anything runs: a bad file or override fails fast
     suites, label = load_suites(args.suite, args.personas, args.seed)
     ids = [x.strip() for x in args.only.split(",") if x.strip()] if args.only else None
     if ids:
@@ -163,16 +174,17 @@ def _run(args) -> int:
             raise ValueError(f"--only: unknown claim id(s) {unknown}; known: {', '.join(CLAIMS)}")
     records = theory(suites, get_embedder(args.embedder), label, args.embedder,
                      generated=args.suite in (None, "synthetic"), json_path=args.json, ids=ids, diagnose=not args.no_diagnose,
-                     deep=getattr(args, "deep", False))
+                     deep=getattr(args, "deep", False), params=params, params_inputs=frcore.params_record(args))
     return 1 if n_failed(records) else 0
 
 
 def register(subparsers) -> None:
+    import frcore
+    from frcore.bench import add_suite_arguments
+
     p = subparsers.add_parser("theory", help="run every theory claim: check and verdict against the paper")
-    p.add_argument("--suite", default="synthetic", help="suite JSON file or folder for the data claims, or 'synthetic' (default: the built-in generated suite)")
-    p.add_argument("--personas", type=int, default=None, help="number of personas (generated default 20; a path: the first N)")
-    p.add_argument("--seed", type=int, default=0, help="generator seed for --suite synthetic")
-    p.add_argument("--embedder", choices=("hash", "minilm"), default="minilm")
+    add_suite_arguments(p, embedder_choices=("hash", "minilm"))
+    frcore.add_params_arguments(p)
     p.add_argument("--only", help="comma-separated claim ids to run (default: all)")
     p.add_argument("--no-diagnose", action="store_true", help="skip the diagnosis experiments of claims not reproduced")
     p.add_argument("--deep", action="store_true", help="run every search with a large example budget and a fresh seed (recorded); default: quick and deterministic")

@@ -2,7 +2,13 @@
 configuration of the FR-Bank pipeline, the built-in generator and the LoCoMo evaluation."""
 
 from ._generator import generate_suite as generate_suite, generate_suites as generate_suites
-from ._inputs import load_suites_arg as load_suites_arg, make_embedder as make_embedder
+from ._inputs import (
+    add_suite_arguments as add_suite_arguments,
+    load_suites_arg as load_suites_arg,
+    make_embedder as make_embedder,
+    personas_arg as personas_arg,
+    select_personas as select_personas,
+)
 from ._metrics import (
     aggregate as aggregate,
     markdown_table as markdown_table,
@@ -29,7 +35,8 @@ from ._systems import (
 
 __all__ = [
     # suites: format v1, the generator, and reading them as every command does
-    "corpus", "generate_suite", "generate_suites", "load_suite", "load_suites", "load_suites_arg", "parse_suite", "suite_to_dict",
+    "add_suite_arguments", "corpus", "generate_suite", "generate_suites", "load_suite", "load_suites", "load_suites_arg", "parse_suite", "personas_arg",
+    "select_personas", "suite_to_dict",
     # systems
     "DEFAULT_SYSTEMS", "SYSTEMS", "System", "cognitive_partition", "collapse_params", "resolve_systems",
     # running and scoring

@@ -19,6 +19,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from .._params import LifecycleParams
+from .._params_io import param_changes
 from ..bank._bank import Bank
 from ..bank._query import Router
 from ._metrics import aggregate, mcnemar, paired_bootstrap, question_outcome
@@ -169,7 +170,7 @@ def run_benchmark(
         "embedder": getattr(embedder, "name", str(embedder)),
         "gold_intent": gold_intent,
         "pipeline_overrides": pipeline_overrides or {},
-        "param_overrides": {k: float(v) for k, v in zip(base_params._fields, base_params) if v.ndim == 0} if base_params is not None else {},
+        "param_overrides": param_changes(base_params) if base_params is not None else {},
         "git_revision": git_revision(),
         "seconds": round(time.perf_counter() - t0, 2),
         **summary,

@@ -132,14 +132,17 @@ def cognitive_partition() -> list[list[str]]:
 
 def resolve_systems(names: str | Sequence[str] | None) -> list[System]:
     """System objects from a comma-separated list or sequence of names (``all`` = the default
-    table, :data:`DEFAULT_SYSTEMS`; diagnostic variants by name only)."""
+    table, :data:`DEFAULT_SYSTEMS`; diagnostic variants by name only); a :class:`System` in the
+    sequence is kept as it is."""
     if names is None or names == "all" or names == ["all"]:
         return [SYSTEMS[n] for n in DEFAULT_SYSTEMS]
     if isinstance(names, str):
         names = [n.strip() for n in names.split(",") if n.strip()]
     out = []
     for n in names:
-        if n in SYSTEMS:
+        if isinstance(n, System):  # already a configuration (e.g. `fr compare`'s two sides)
+            out.append(n)
+        elif n in SYSTEMS:
             out.append(SYSTEMS[n])
         elif n.startswith("fr-collapsed-") and n.rsplit("-", 1)[1].isdigit():
             k = int(n.rsplit("-", 1)[1])

@@ -6,7 +6,8 @@ import json
 import sys
 from pathlib import Path
 
-from ._inputs import load_suites_arg, make_embedder, parse_kv
+from .._params_io import add_params_arguments, params_from_args
+from ._inputs import add_suite_arguments, load_suites_arg, make_embedder, parse_kv
 from .locomo import register_locomo
 
 
@@ -14,16 +15,14 @@ def _run(args) -> int:
     from ._metrics import markdown_table
     from ._runner import run_benchmark
 
+    base = params_from_args(args)  # before anything runs: a bad file or override fails fast
+    pipeline = dict(parse_kv("--pipeline", x, strings=True) for x in args.pipeline)
     suites, label = load_suites_arg(args.suite, args.personas, args.seed)
     emb = make_embedder(args.embedder)
-    pipeline = dict(parse_kv("--pipeline", x, strings=True) for x in args.pipeline)
-    base = None
-    if args.param:
-        from .. import default_params, replace_params
-
-        base = replace_params(default_params(), **dict(parse_kv("--param", x) for x in args.param))
     result = run_benchmark(suites, args.systems, emb, gold_intent=args.gold_intent, suite_label=label, keep_terms=not args.no_terms,
                            base_params=base, pipeline_overrides=pipeline or None)
+    if args.params:
+        result["params_file"] = str(args.params)
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(result, default=str))
@@ -47,17 +46,14 @@ def register(subparsers) -> None:
     p = subparsers.add_parser("bench", help="LifecycleBench: run systems on suites and report")
     sub = p.add_subparsers(dest="command_bench", metavar="ACTION", required=True)
     r = sub.add_parser("run", help="run systems on a suite (file, folder, or 'synthetic')")
-    r.add_argument("--suite", default="synthetic", help="suite file, folder of suites, or 'synthetic' (default)")
-    r.add_argument("--personas", type=int, default=None, help="number of personas (synthetic: generated; path: first N)")
-    r.add_argument("--seed", type=int, default=0, help="generator seed (synthetic)")
+    add_suite_arguments(r)
     r.add_argument("--systems", default="all", help="comma-separated system names, or 'all'")
-    r.add_argument("--embedder", default="minilm", help="minilm (default) or hash")
     r.add_argument("--gold-intent", action="store_true", help="use the suite's intent labels instead of inferring intent")
     r.add_argument("--json", help="write the full result (with per-question records) here")
     r.add_argument("--markdown", help="also write the markdown table here")
     r.add_argument("--no-terms", action="store_true", help="omit per-result score terms from the records")
     r.add_argument("--pipeline", action="append", default=[], metavar="KEY=VALUE", help="override a PipelineConfig field on every FR system, e.g. hybrid_weight=0.3 (repeatable)")
-    r.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help="override a scalar score parameter, e.g. numeric_exempt_weight=1.0 (repeatable)")
+    add_params_arguments(r)
     r.set_defaults(func=_run)
     rep = sub.add_parser("report", help="print the tables of a saved result")
     rep.add_argument("result")

@@ -44,6 +44,8 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from .._params_io import add_params_arguments, param_changes, params_from_args
+
 #: Default location of the data, relative to the repository root (``../shared/data/locomo``).
 DEFAULT_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "locomo" / "locomo10.json"
 #: Cut-offs of recall@k and all_evidence@k.
@@ -558,10 +560,15 @@ def markdown_locomo(result: Mapping[str, Any]) -> str:
 def _cli(args) -> int:
     from ._inputs import make_embedder, parse_kv
 
+    base = params_from_args(args)  # before anything runs: a bad file or override fails fast
+    overrides = dict(parse_kv("--pipeline", x, strings=True) for x in args.pipeline) or None
     data = load_locomo(args.data, args.conversations)
     emb = make_embedder(args.embedder)
-    overrides = dict(parse_kv("--pipeline", x, strings=True) for x in args.pipeline) or None
-    result = run_locomo(data, args.systems, emb, n_boot=args.n_boot, keep_questions=args.questions, pipeline_overrides=overrides)
+    result = run_locomo(data, args.systems, emb, base_params=base, n_boot=args.n_boot, keep_questions=args.questions, pipeline_overrides=overrides)
+    if base is not None:
+        result["param_overrides"] = param_changes(base)
+    if args.params:
+        result["params_file"] = str(args.params)
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     Path(args.json).write_text(json.dumps(result, default=str, indent=1))
     table = markdown_locomo(result)
@@ -584,6 +591,7 @@ def register_locomo(sub) -> None:
     p.add_argument("--n-boot", type=int, default=10000, help="bootstrap resamples (default 10000)")
     p.add_argument("--questions", action="store_true", help="keep the per-question records in the JSON")
     p.add_argument("--pipeline", action="append", default=[], metavar="KEY=VALUE", help="override a PipelineConfig field on every FR system (repeatable)")
+    add_params_arguments(p)
     p.add_argument("--json", required=True, help="write the result here")
     p.add_argument("--markdown", help="also write the markdown table here")
     p.set_defaults(func=_cli)
