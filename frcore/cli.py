@@ -10,6 +10,8 @@ invoking it prints the error and exits with :data:`EXIT_UNAVAILABLE`.
 from __future__ import annotations
 
 import argparse
+import os
+import sqlite3
 import sys
 import traceback
 from dataclasses import dataclass
@@ -99,10 +101,54 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        return int(args.func(args) or 0)
+        rc = int(args.func(args) or 0)
+        sys.stdout.flush()  # a full disk or a closed pipe on stdout is reported here, not at exit
+        return rc
+    except BrokenPipeError:  # `fr bank export … | head`: the reader left; no traceback
+        _detach_stdout()
+        _error(args.command, "output closed early (broken pipe); the rest was not written")
+        return EXIT_BROKEN_PIPE
     except (ValueError, FileNotFoundError) as e:
-        print(f"fr {args.command}: error: {e}", file=sys.stderr)
+        _error(args.command, f"error: {e}")
         return 2
+    except sqlite3.Error as e:  # a subcommand that did not map it itself
+        _error(args.command, f"error: SQLite: {e}")
+        return 2
+    except OSError as e:  # disk full, permission denied, ... (one line, no traceback)
+        _detach_stdout()
+        _error(args.command, f"error: {(e.filename + ': ') if e.filename else ''}{e.strerror or e}")
+        return 2
+    except RecursionError:
+        _error(args.command, "error: input nested too deeply to process")
+        return 2
+    except MemoryError:
+        _error(args.command, "error: out of memory")
+        return 2
+    except KeyboardInterrupt:
+        _error(args.command, "interrupted")
+        return 130
+
+
+#: exit status after a broken pipe on stdout (as a shell reports a command killed by SIGPIPE)
+EXIT_BROKEN_PIPE = 141
+
+
+def _error(command: str, message: str) -> None:
+    try:
+        print(f"fr {command}: {message}", file=sys.stderr)
+    except OSError:
+        pass
+
+
+def _detach_stdout() -> None:
+    """Point stdout at /dev/null, so the interpreter's final flush of the data Python still
+    buffers for a closed pipe or full disk raises nothing at exit."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
 
 
 if __name__ == "__main__":

@@ -226,7 +226,7 @@ def test_add_facts_roundtrip(store):
     [
         ([f("n1"), f("n2", categories={"NOPE": 1.0})], r"facts\[1\]: fact 'n2': field 'categories'"),
         ([f("n1"), f("n1")], r"facts\[1\]: fact 'n1': field 'id': duplicate in batch"),
-        ([f("n1"), f("old")], r"facts\[1\]: fact 'old': field 'id': already stored"),
+        ([f("n1"), f("old", text="another text")], r"facts\[1\]: fact 'old': field 'id': already stored with different content \(text differ"),
         ([f("n1", links={"retracts": "ghost"})], r"facts\[0\]: fact 'n1': field 'links': retracts target 'ghost'"),
     ],
     ids=["bad-fact", "duplicate-in-batch", "already-stored", "dangling-link"],
@@ -376,12 +376,16 @@ def test_erase_removes_edge_and_embeddings_keeps_audit(store):
     store.add_facts([f("a"), f("b", links={"supersedes": "a"}, said="2025-02-01")])
     store.put_embeddings("m", ["a", "b"], np.ones((2, 3)))
     rec = store.erase("a", reason="gdpr request")
-    assert rec["edge_id"] == "a" and rec["reason"] == "gdpr request" and len(rec["id_sha256"]) == 64
+    assert rec["edge_id"] == "a" and rec["reason"] == "gdpr request" and len(rec["id_hash"]) == 64 and rec["purged"] is True
     assert [e.id for e in store.edges()] == ["b"]
     assert store.get_embeddings("m", ["a"])[1] == ["a"]
     (audit,) = store.audit_log()
-    assert audit["edge_id"] == "a" and "text" not in audit and audit["id_sha256"] == rec["id_sha256"]
-    assert [t.kind for t in store.transitions()] == ["erase"]
+    # only a salted hash of the id remains: no id, no text
+    assert set(audit) == {"id_hash", "salt", "action", "erased_at", "reason"} and audit["id_hash"] == rec["id_hash"]
+    assert audit["id_hash"] != __import__("hashlib").sha256(b"a").hexdigest()
+    assert store.was_erased("a") and not store.was_erased("b")
+    assert store.transitions() == []  # no transition names the erased id
+    assert store.edges()[0].links == {}  # b's link to the erased a is gone
     # the link to the erased edge no longer has an effect; the id cannot be erased twice
     assert store.snapshot(datetime(2025, 6, 1)).state.tolist() == [State.ACTIVE]
     with pytest.raises(StoreError):
@@ -395,8 +399,8 @@ def test_export_is_json_and_complete(store):
     out = json.loads(json.dumps(store.export()))
     assert out["schema_version"] == SCHEMA_VERSION
     assert [e["id"] for e in out["edges"]] == ["b"] and out["edges"][0]["recorded_at"].startswith("2025-01-05")
-    assert [t["kind"] for t in out["transitions"]] == ["retract", "erase"]
-    assert [a["edge_id"] for a in out["audit"]] == ["a"]
+    assert [t["kind"] for t in out["transitions"]] == ["retract"]
+    assert [a["action"] for a in out["audit"]] == ["erase"] and store.was_erased("a")
     assert parse_fact(out["edges"][0]) == store.edges()[0]
 
 

@@ -5,6 +5,8 @@ from ._bank import Bank as Bank, QueryResult as QueryResult, parse_time as parse
 from ._cache import CachedEmbedder as CachedEmbedder
 from ._embed import get_embedder as get_embedder
 from ._facts import FactRecord as FactRecord, parse_fact as parse_fact
+from ._injection import Detection as Detection, detect as detect_injection, instruction_rule as instruction_rule
+from ._injection import looks_like_instruction as looks_like_instruction
 from ._lifecycle import derive_states as derive_states
 from ._pipeline import PipelineConfig as PipelineConfig, retrieve as retrieve, scale_sigma_max as scale_sigma_max
 from ._query import Router as Router, infer_intent as infer_intent
@@ -17,4 +19,6 @@ __all__ = [
     "get_embedder", "CachedEmbedder",
     # the σ-scale rule of PipelineConfig(sigma_scale="max")
     "scale_sigma_max",
+    # the prompt-injection detector behind quarantine
+    "Detection", "detect_injection", "instruction_rule", "looks_like_instruction",
 ]

@@ -64,8 +64,24 @@ def parse_time(value: str | _dt.datetime | _dt.date | None, field_name: str = "a
         except ValueError:
             raise ValueError(f"{field_name}: cannot parse date {value!r} (expected YYYY-MM-DD or ISO datetime)") from None
     if t.tzinfo is not None:
-        t = t.astimezone(_dt.timezone.utc).replace(tzinfo=None)
+        try:
+            t = t.astimezone(_dt.timezone.utc).replace(tzinfo=None)
+        except (OverflowError, ValueError):
+            raise ValueError(f"{field_name}: {value!r} is out of range once converted to UTC (years 1-9999)") from None
     return t
+
+
+#: Embedding batch size of :meth:`Bank.add` and of re-embedding at query time.
+EMBED_CHUNK = 256
+
+
+def result_limit(config: "PipelineConfig") -> int | None:
+    """The most results one query can return under ``config``: the lifecycle ranker scores the
+    distilled candidates (``n_distill``; without distillation, every candidate the three stages
+    found); a flat ranker (cosine, BM25) ranks every row (``None``: no limit but the bank)."""
+    if config.ranker != "lifecycle":
+        return None
+    return config.n_distill if config.n_distill else config.n_cosine + config.n_bm25 + config.n_forced
 
 
 _DEFAULT_PIPELINE = PipelineConfig()  # immutable: shared by every query that passes no config
@@ -162,16 +178,25 @@ class Bank:
         self._rows: dict[tuple, _Rows] = {}
         self._tokens: dict[str, list[str]] = {}  # normalised text → BM25 tokens (texts never change)
         self._all_vectors: tuple | None = None  # (store version, ids, {id: row}, vectors) of every stored vector
+        self._mem_vectors: dict[str, np.ndarray] = {}  # re-embedded for a read-only store (never written)
 
     # ------------------------------------------------------------------ lifecycle
     @classmethod
-    def open(cls, path: str, embedder: str | Any = "hash", params: LifecycleParams | None = None, owner: str | None = None) -> "Bank":
-        """Open (or create) the bank at ``path`` with an embedder name (``hash``, ``minilm``) or
-        object; ``owner`` is the name of the user whose memory this is (see :func:`owner_pattern`)."""
+    def open(cls, path: str, embedder: str | Any = "hash", params: LifecycleParams | None = None, owner: str | None = None,
+             *, readonly: bool = False, create: bool = True) -> "Bank":
+        """Open (or create, with ``create``) the bank at ``path`` with an embedder name (``hash``,
+        ``minilm``) or object; ``owner`` is the name of the user whose memory this is (see
+        :func:`owner_pattern`). ``readonly``: never write (queries re-embed a missing vector in
+        memory); works on read-only storage. A file that is not an FR-Bank is refused, untouched."""
         from ._store import Store
 
-        emb = get_embedder(embedder) if isinstance(embedder, str) else embedder
-        return cls(Store.open(path), emb, params, owner=owner)
+        store = Store.open(path, readonly=readonly, create=create)  # first: a bad path fails before a model loads
+        try:
+            emb = get_embedder(embedder) if isinstance(embedder, str) else embedder
+            return cls(store, emb, params, owner=owner)
+        except BaseException:
+            store.close()
+            raise
 
     def normalize(self, text: str) -> str:
         """The text as embedded and indexed: the owner's name replaced by "the user"."""
@@ -187,15 +212,29 @@ class Bank:
         self.close()
 
     # ------------------------------------------------------------------ writes
-    def add(self, facts: Iterable[Mapping[str, Any]], recorded_at: _dt.datetime | None = None) -> list[str]:
-        """Validate and store facts (all or nothing), then embed and cache their vectors."""
+    def add(self, facts: Iterable[Mapping[str, Any]], recorded_at: _dt.datetime | None = None, *,
+            where: Sequence[str] | None = None) -> list[str]:
+        """Validate, embed and store facts with their vectors in one transaction (all or nothing).
+
+        Returns the ids stored (a :class:`frcore.bank._store.Added` list; ``.unchanged`` lists
+        facts skipped because an identical fact is already stored — a retry is a no-op). A
+        different fact under a stored id is an error. ``where[i]`` names fact ``i`` in errors
+        (default ``facts[i]``)."""
         facts = list(facts)
-        ids = self.store.add_facts(facts, recorded_at=recorded_at)
-        texts = {str(f.get("id")) if isinstance(f, Mapping) else f.id: (f.get("text") if isinstance(f, Mapping) else f.text) for f in facts}
-        self._embed_missing(ids, texts)
+        added = self.store.add_facts(facts, recorded_at=recorded_at, embed=self._embed_records, where=where)
+        if added.unchanged:  # a retry of a batch stored by an older bank without its vectors: backfill them
+            self._embed_missing(added.unchanged)
         self._views.clear()
         self._rows.clear()
-        return ids
+        return added
+
+    def _embed_records(self, records) -> tuple[str, np.ndarray]:
+        """(model key, vectors) of facts about to be stored (the store's ``embed`` hook)."""
+        texts = [self.normalize(r.text) for r in records]
+        parts = [np.asarray(self.embedder.embed(texts[k : k + EMBED_CHUNK]), dtype=np.float32)
+                 for k in range(0, len(texts), EMBED_CHUNK)]
+        vecs = np.concatenate(parts) if parts else np.zeros((0, self.embedder.dim), dtype=np.float32)
+        return self.embedding_key, vecs
 
     def retract(self, edge_id: str, at=None, reason: str | None = None) -> None:
         """Record a retraction (the edge is masked from then on, and kept for audit)."""
@@ -203,29 +242,45 @@ class Bank:
         self._views.clear()
         self._rows.clear()
 
-    def erase(self, edge_id: str, reason: str | None = None) -> dict:
-        """Physically remove an edge's text and embedding; an audit record remains."""
-        out = self.store.erase(edge_id, reason=reason)
+    def erase(self, edge_id: str, reason: str | None = None, *, wait: float | None = None) -> dict:
+        """Physically remove an edge (text, vector, the id everywhere); an audit record with a
+        salted hash of the id remains. Returns it with ``purged`` / ``note``: whether the WAL
+        purge finished (readers may leave it pending: :meth:`purge` finishes it)."""
+        out = self.store.erase(edge_id, reason=reason) if wait is None else self.store.erase(edge_id, reason=reason, wait=wait)
         self._views.clear()
         self._rows.clear()
+        self._mem_vectors.pop(edge_id, None)
         return out
+
+    def purge(self, timeout: float = 10.0) -> dict:
+        """Finish a pending erase purge (see :meth:`frcore.bank._store.Store.purge`)."""
+        return self.store.purge(timeout=timeout)
 
     def export(self) -> dict:
         return self.store.export()
 
-    def _embed_missing(self, ids: Sequence[str], texts: Mapping[str, str] | None = None) -> None:
+    def _embed_missing(self, ids: Sequence[str], texts: Mapping[str, str] | None = None) -> dict[str, np.ndarray]:
+        """Embed the ``ids`` that have no vector and are still stored (``texts``: their texts, if
+        known); cache the vectors in the store (in memory for a read-only store). Returns them."""
+        out: dict[str, np.ndarray] = {}
         if not ids:
-            return
+            return out
         _, missing = self.store.get_embeddings(self.embedding_key, ids)
+        missing = [i for i in missing if i not in self._mem_vectors] if self.store.readonly else missing
         if missing:
-            if texts is None or any(i not in texts for i in missing):
-                wanted = set(missing)
-                texts = {e.id: e.text for e in self.store.edges() if e.id in wanted}
-            order = [i for i in missing if i in texts]
-            for start in range(0, len(order), 256):
-                chunk = order[start : start + 256]
+            alive = self.store.existing(missing)  # an id erased meanwhile is never re-embedded
+            if texts is None or any(i not in texts for i in missing if i in alive):
+                texts = {e.id: e.text for e in self.store.edges() if e.id in alive}
+            order = [i for i in missing if i in alive and i in texts]
+            for start in range(0, len(order), EMBED_CHUNK):
+                chunk = order[start : start + EMBED_CHUNK]
                 vecs = np.asarray(self.embedder.embed([self.normalize(texts[i]) for i in chunk]), dtype=np.float32)
-                self.store.put_embeddings(self.embedding_key, chunk, vecs)
+                if self.store.readonly:
+                    self._mem_vectors.update(zip(chunk, vecs))
+                else:
+                    self.store.put_embeddings(self.embedding_key, chunk, vecs, skip_missing=True)
+                out.update(zip(chunk, vecs))
+        return out
 
     # ------------------------------------------------------------------ reads
     def _view(self, at: _dt.datetime, known_at: _dt.datetime | None, include_quarantined: bool) -> _View:
@@ -277,16 +332,31 @@ class Bank:
                 return got
         ids = list(snap.ids)
         vecs, missing = self._vectors(ids, snap.version)
-        if missing:
-            self._embed_missing(missing)
-            vecs, missing = self.store.get_embeddings(self.embedding_key, ids)
+        if missing:  # an edge without a vector: re-embed it if still stored (an erased one stays out)
+            texts_of = dict(zip(ids, snap.texts))
+            got = {i: self._mem_vectors[i] for i in missing if i in self._mem_vectors}
+            got.update(self._embed_missing([i for i in missing if i not in got], {i: texts_of[i] for i in missing}))
+            if got:
+                vecs = np.array(vecs, dtype=np.float32).reshape(len(ids), -1)
+                if vecs.shape[1] == 0:
+                    vecs = np.full((len(ids), self.embedder.dim), np.nan, dtype=np.float32)
+                pos = {fid: r for r, fid in enumerate(ids)}
+                for fid, v in got.items():
+                    vecs[pos[fid]] = v
         vecs = np.asarray(vecs, dtype=np.float32)
         vecs = vecs.reshape(len(ids), -1) if len(ids) else np.zeros((0, self.embedder.dim), dtype=np.float32)
         eligible = np.ones(len(ids), dtype=bool)
-        if missing:  # erased edges keep no vector: they can never surface
-            miss = set(missing)
-            eligible &= np.array([i not in miss for i in ids], dtype=bool)
-        links_by_id = {e.id: e.links for e in self.store.edges(known_at=known_at)}
+        # No NaN may reach a ranking: a row without a vector (an edge erased after the snapshot
+        # was read, before its vectors were) gets the zero vector and can never surface, so its
+        # cosine is 0 and the lifecycle-linked similarity of its neighbours stays finite.
+        bad = ~np.isfinite(vecs).all(axis=1) if vecs.shape[1] else np.ones(len(ids), dtype=bool)
+        if bad.any():
+            vecs = np.array(vecs, dtype=np.float32)
+            if vecs.shape[1] == 0:
+                vecs = np.zeros((len(ids), self.embedder.dim), dtype=np.float32)
+            vecs[bad] = 0.0
+            eligible &= ~bad
+        links_by_id = {e.id: e.links for e in self.store.edges(known_at=known_at, version=snap.version)}
         links = [links_by_id.get(str(i), {}) for i in ids]
         related = related_pairs(snap.slots, snap.said_at_h, links, snap.index)
         primary = np.argmax(snap.weights, axis=1) if len(ids) else np.zeros(0, np.int64)
@@ -341,6 +411,8 @@ class Bank:
         snap = view.snapshot
         qtext = self.normalize(text)
         qv = np.asarray(query_vec if query_vec is not None else self.embedder.embed([qtext])[0], dtype=np.float32)
+        if not np.isfinite(qv).all():
+            raise ValueError("query vector: non-finite values (NaN or inf); refusing to rank with it")
         if intent is None:
             decision = infer_intent(qtext)
             intent_name, rule = decision.intent, decision.rule
@@ -348,6 +420,8 @@ class Bank:
             intent_name, rule = check_intent(intent), "given"
         routing = routing_from_categories(categories) if categories is not None else self.router.route(qtext, qv)
         cosine = view.vectors @ qv if len(snap.ids) else np.zeros(0)
+        if not np.isfinite(cosine).all():  # never reached with finite vectors; NaN must never enter a ranking
+            cosine = np.nan_to_num(cosine, nan=0.0, posinf=0.0, neginf=0.0)
         bm = view.lexical.scores(qtext) if len(snap.ids) else np.zeros(0)
         r: Retrieval = retrieve(
             view.prepared,

@@ -129,47 +129,12 @@ def detect_numeric(text: str) -> bool:
     return any(p.search(text) for p in NUMERIC_PATTERNS)
 
 
-#: Prompt-injection heuristics (our list; case-insensitive). Text that matches any of these is
-#: quarantined by the store: kept, but excluded from snapshots unless explicitly asked for.
-#:
-#: - "ignore / disregard / forget / override (all) (the|your) previous|prior|above|earlier|
-#:   system ... instructions|prompts|rules|directions|guidelines|context"
-#: - "system prompt", "system message", "developer message", "hidden instructions"
-#: - "you are now (a|an|the|in) ... AI|assistant|model|bot|DAN|mode|persona|unrestricted ..."
-#: - "from now on (you|the assistant) (are|will|must|should)", "new instructions:"
-#: - "pretend (to be|you are) ... AI|assistant|model|bot|unrestricted|system"
-#: - "jailbreak", "developer mode", "do anything now", "reveal (your|the) (system|hidden)
-#:   (prompt|instructions)"
-#: - chat-template control tokens: ``<|im_start|>``, ``<|system|>``, ``[INST]``, ``<<SYS>>``,
-#:   ``### Instruction``, ``<system>``
-INSTRUCTION_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (name, re.compile(pattern, re.IGNORECASE))
-    for name, pattern in (
-        ("ignore-previous", r"\b(ignore|disregard|forget|override|bypass)\b(\s+\w+){0,4}?\s+(previous|prior|above|earlier|preceding|system|original|your|all)\b(\s+\w+){0,3}?\s+(instructions?|prompts?|rules|directions|guidelines|directives|context|messages)\b"),
-        ("system-prompt", r"\b(system|developer)\s+(prompt|message)\b|\bhidden\s+instructions?\b"),
-        ("you-are-now", r"\byou\s+are\s+now\b(\s+\w+){0,4}?\s+(ai|assistant|model|bot|chatbot|dan|mode|persona|character|unrestricted|unfiltered|uncensored|jailbroken|free\s+of)\b"),
-        ("from-now-on", r"\bfrom\s+now\s+on,?\s+(you|the\s+assistant|the\s+model)\s+(are|will|must|should|shall)\b"),
-        ("new-instructions", r"\bnew\s+(instructions?|system\s+rules?)\s*:"),
-        ("pretend", r"\bpretend\s+(to\s+be|you\s+are|that\s+you\s+are)\b(\s+\w+){0,4}?\s+(ai|assistant|model|bot|unrestricted|system|dan)\b"),
-        ("jailbreak", r"\bjailbreak(ing|en)?\b|\bdeveloper\s+mode\b|\bdo\s+anything\s+now\b"),
-        ("reveal-prompt", r"\breveal\s+(your|the)\s+(system|hidden|secret|original)\s+(prompt|instructions?)\b"),
-        ("control-token", r"<\|im_start\|>|<\|system\|>|\[/?INST\]|<<SYS>>|###\s*instruction|</?system>"),
-    )
-)
-
-
-def instruction_rule(text: str) -> str | None:
-    """Name of the first :data:`INSTRUCTION_PATTERNS` rule the text matches, or ``None``."""
-    for name, pattern in INSTRUCTION_PATTERNS:
-        if pattern.search(text):
-            return name
-    return None
-
-
-def looks_like_instruction(text: str) -> bool:
-    """True if the text looks like an instruction to the model (prompt injection), per
-    :data:`INSTRUCTION_PATTERNS`."""
-    return instruction_rule(text) is not None
+# Prompt injection: text that reads as an instruction to the model is quarantined by the store
+# (kept, excluded from snapshots unless explicitly asked for). The detector — normalisation
+# (NFKC, invisible characters, look-alike letters, leetspeak, hidden base64 / ROT13 / tag
+# payloads) and rules for the imperative addressed to the assistant — is frcore.bank._injection;
+# these two names are the API the store calls.
+from ._injection import instruction_rule as instruction_rule, looks_like_instruction as looks_like_instruction  # noqa: E402
 
 
 # ----------------------------------------------------------------------------- validation
@@ -192,7 +157,10 @@ def to_utc_naive(value: Any, field_name: str, where: str, fid: str) -> datetime:
     else:
         raise _err(where, fid, field_name, f"expected a date string or datetime, got {type(value).__name__}")
     if dt.tzinfo is not None:
-        dt = dt.astimezone(timezone.utc).replace(tzinfo=None)
+        try:
+            dt = dt.astimezone(timezone.utc).replace(tzinfo=None)
+        except (OverflowError, ValueError):
+            raise _err(where, fid, field_name, f"out of range once converted to UTC (years 1-9999): {_show(value)}") from None
     return dt
 
 
@@ -209,15 +177,50 @@ def _is_number(x: Any) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
+#: Integers SQLite stores (64-bit signed): a ``session`` outside this range is refused.
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+
+def _finite(x: Any) -> bool:
+    """``math.isfinite`` for a number, without its OverflowError on an integer beyond float range
+    (JSON ``1`` followed by 400 zeros is a Python int)."""
+    if isinstance(x, int):
+        return -(2**1023) < x < 2**1023
+    return math.isfinite(x)
+
+
+def _show(value: Any, limit: int = 60) -> str:
+    """A value for an error message: its repr, shortened; a huge integer by its size (its repr
+    could exceed Python's int-to-str digit limit)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
+        return f"an integer of {len(str(abs(value))) if value.bit_length() < 10_000 else 'over 3000'} digits"
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 5] + "…" + text[-4:]
+
+
+def _check_string(where: str, fid: Any, field_name: str, value: str, is_id: bool = False) -> None:
+    """A stored string must be valid Unicode (no lone surrogates, which SQLite cannot store as
+    UTF-8); an id (or link target) also has no control characters (a NUL cannot be passed on a
+    command line, so such an id could never be erased from the CLI; others corrupt terminals)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise _err(where, fid, field_name, f"not valid Unicode: unpaired surrogate U+{ord(value[e.start]):04X} at position {e.start}") from None
+    if is_id:
+        bad = next((c for c in value if ord(c) < 0x20 or ord(c) == 0x7F), None)
+        if bad is not None:
+            raise _err(where, fid, field_name, f"contains control character U+{ord(bad):04X} at position {value.index(bad)}; ids must be printable")
+
+
 def _categories(value: Any, where: str, fid: str) -> dict[str, float]:
     if not isinstance(value, Mapping) or not value:
-        raise _err(where, fid, "categories", "expected a non-empty mapping {CATEGORY: weight}")
+        raise _err(where, fid, "categories", f"expected a non-empty mapping {{CATEGORY: weight}}, got {_show(value)}")
     out: dict[str, float] = {}
     for name, w in value.items():
         if name not in _CATEGORY_SET:
-            raise _err(where, fid, "categories", f"unknown category {name!r}; expected one of {', '.join(CATEGORY_NAMES)}")
-        if not _is_number(w) or not math.isfinite(w) or w < 0:
-            raise _err(where, fid, "categories", f"weight of {name} must be a finite number ≥ 0, got {w!r}")
+            raise _err(where, fid, "categories", f"unknown category {_show(name)}; expected one of {', '.join(CATEGORY_NAMES)}")
+        if not _is_number(w) or not _finite(w) or w < 0:
+            raise _err(where, fid, "categories", f"weight of {name} must be a finite number ≥ 0, got {_show(w)}")
         out[name] = float(w)
     total = sum(out.values())
     if abs(total - 1.0) > WEIGHT_SUM_TOL:
@@ -233,7 +236,7 @@ def _links(value: Any, where: str, fid: str) -> dict[str, tuple[str, ...]]:
     out: dict[str, tuple[str, ...]] = {}
     for kind, targets in value.items():
         if kind not in LINK_KINDS:
-            raise _err(where, fid, "links", f"unknown link kind {kind!r}; expected one of {', '.join(LINK_KINDS)}")
+            raise _err(where, fid, "links", f"unknown link kind {_show(kind)}; expected one of {', '.join(LINK_KINDS)}")
         if isinstance(targets, str):
             targets = (targets,)
         if not isinstance(targets, (list, tuple)):
@@ -241,7 +244,8 @@ def _links(value: Any, where: str, fid: str) -> dict[str, tuple[str, ...]]:
         ids: list[str] = []
         for j, t in enumerate(targets):
             if not isinstance(t, str) or not t:
-                raise _err(where, fid, "links", f"{kind}[{j}]: expected a non-empty id string, got {t!r}")
+                raise _err(where, fid, "links", f"{kind}[{j}]: expected a non-empty id string, got {_show(t)}")
+            _check_string(where, fid, "links", t, is_id=True)
             if t == fid:
                 raise _err(where, fid, "links", f"{kind}[{j}]: an edge cannot link to itself")
             if t not in ids:
@@ -268,9 +272,10 @@ def parse_fact(obj: Mapping[str, Any], where: str = "fact") -> FactRecord:
     fid = obj.get("id")
     if not isinstance(fid, str) or not fid.strip():
         raise _err(where, fid, "id", "missing or not a non-empty string")
+    _check_string(where, fid, "id", fid, is_id=True)
     kind = obj.get("kind", "fact")
     if kind not in EDGE_KINDS:
-        raise _err(where, fid, "kind", f"expected one of {EDGE_KINDS}, got {kind!r}")
+        raise _err(where, fid, "kind", f"expected one of {EDGE_KINDS}, got {_show(kind)}")
     required = ("text", "said_at") if kind == "turn" else ("text", "categories", "said_at")
     for key in required:
         if obj.get(key) is None:
@@ -279,7 +284,9 @@ def parse_fact(obj: Mapping[str, Any], where: str = "fact") -> FactRecord:
         FactRecord(
             id=fid,
             text=obj["text"],
-            categories=obj.get("categories") or dict(TURN_DEFAULT_CATEGORIES),
+            # only a turn that has no categories (absent or null) gets the default; a given but
+            # empty or non-mapping value ({}, [], "", 0, false) is an error, never rewritten
+            categories=dict(TURN_DEFAULT_CATEGORIES) if obj.get("categories") is None else obj["categories"],
             said_at=obj["said_at"],
             event_time=obj.get("event_time"),
             slot=obj.get("slot"),
@@ -300,31 +307,40 @@ def validate_record(rec: FactRecord, where: str = "fact") -> FactRecord:
     fid = rec.id
     if not isinstance(fid, str) or not fid.strip():
         raise _err(where, fid, "id", "missing or not a non-empty string")
+    _check_string(where, fid, "id", fid, is_id=True)
     if not isinstance(rec.text, str) or not rec.text.strip():
-        raise _err(where, fid, "text", "missing or not a non-empty string")
+        raise _err(where, fid, "text", "missing or not a non-empty string" if not isinstance(rec.text, str) or not rec.text
+                   else "only whitespace")
+    _check_string(where, fid, "text", rec.text)
     cats = _categories(rec.categories, where, fid)
     said = to_utc_naive(rec.said_at, "said_at", where, fid)
     event = None if rec.event_time is None else to_utc_naive(rec.event_time, "event_time", where, fid)
     if rec.slot is not None and (not isinstance(rec.slot, str) or not rec.slot.strip()):
-        raise _err(where, fid, "slot", f"expected a non-empty string or null, got {rec.slot!r}")
+        raise _err(where, fid, "slot", f"expected a non-empty string or null, got {_show(rec.slot)}")
+    if rec.slot is not None:
+        _check_string(where, fid, "slot", rec.slot)
     conf = rec.confidence
-    if not _is_number(conf) or not math.isfinite(conf) or not 0.0 <= conf <= 1.0:
-        raise _err(where, fid, "confidence", f"expected a number in [0, 1], got {conf!r}")
+    if not _is_number(conf) or not _finite(conf) or not 0.0 <= conf <= 1.0:
+        raise _err(where, fid, "confidence", f"expected a number in [0, 1], got {_show(conf)}")
     numeric = rec.numeric
     if numeric is None:
         numeric = detect_numeric(rec.text)
     elif not isinstance(numeric, bool):
-        raise _err(where, fid, "numeric", f"expected true/false, got {numeric!r}")
+        raise _err(where, fid, "numeric", f"expected true/false, got {_show(numeric)}")
     links = _links(rec.links, where, fid)
     session = rec.session
     if session is not None and (not isinstance(session, int) or isinstance(session, bool)):
-        raise _err(where, fid, "session", f"expected an integer or null, got {session!r}")
+        raise _err(where, fid, "session", f"expected an integer or null, got {_show(session)}")
+    if session is not None and not INT64_MIN <= session <= INT64_MAX:
+        raise _err(where, fid, "session", f"expected an integer in [-2^63, 2^63 - 1], got {_show(session)}")
     if rec.kind not in EDGE_KINDS:
-        raise _err(where, fid, "kind", f"expected one of {EDGE_KINDS}, got {rec.kind!r}")
+        raise _err(where, fid, "kind", f"expected one of {EDGE_KINDS}, got {_show(rec.kind)}")
     if rec.speaker is not None and not isinstance(rec.speaker, str):
-        raise _err(where, fid, "speaker", f"expected a string or null, got {rec.speaker!r}")
+        raise _err(where, fid, "speaker", f"expected a string or null, got {_show(rec.speaker)}")
+    if rec.speaker is not None:
+        _check_string(where, fid, "speaker", rec.speaker)
     if not isinstance(rec.quarantined, bool):
-        raise _err(where, fid, "quarantined", f"expected true/false, got {rec.quarantined!r}")
+        raise _err(where, fid, "quarantined", f"expected true/false, got {_show(rec.quarantined)}")
     return dataclasses.replace(
         rec,
         categories=cats,

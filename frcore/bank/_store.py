@@ -4,25 +4,42 @@ Layout (schema version :data:`SCHEMA_VERSION`, recorded in ``meta``):
 
 - ``edges``: one row per fact edge (id, text, JSON categories, said_at, event_time, slot,
   confidence, numeric, JSON links, session, kind, speaker, quarantined, ``recorded_at`` = the
-  transaction time, batch number). Rows are never UPDATEd (a trigger refuses it); a row is
-  DELETEd only by :meth:`Store.erase` (a trigger refuses any other delete).
-- ``transitions``: lifecycle transitions (edge id, kind ``retract | erase``, effective time,
-  recorded_at, reason), append-only (UPDATE and DELETE refused by triggers).
-- ``embeddings``: a cache of float32 vectors per (model, edge id).
-- ``audit``: what :meth:`Store.erase` leaves behind: id, a SHA-256 of the id, erased_at, reason —
-  never the text.
+  transaction time, batch number). Rows are never UPDATEd and never DELETEd (triggers refuse
+  it) except by :meth:`Store.erase`, which deletes the erased row and removes the erased id from
+  the ``links`` of the rows that name it.
+- ``edge_links``: the links as (src, kind, dst) rows, indexed both ways, so an erase finds the
+  rows naming an id without scanning the bank.
+- ``transitions``: lifecycle transitions (edge id, kind ``retract``, effective time,
+  recorded_at, reason), append-only (UPDATE and DELETE refused by triggers, except by an erase,
+  which deletes the erased edge's own transitions and removes its id from other reasons).
+- ``embeddings``: float32 vectors per (model, edge id). :meth:`Store.add_facts` given an
+  ``embed`` function writes a batch's facts and their vectors in **one** transaction.
+- ``audit``: what :meth:`Store.erase` leaves behind: a salted SHA-256 of the id (with its
+  salt), erased_at, the reason — never the id, text, slot or speaker.
 
 Times are stored as fixed-width ISO strings (naive UTC, microseconds), so SQL string order is time
 order.
 
 Durability: WAL journal with ``synchronous=FULL``: every commit fsyncs the WAL before
 :meth:`Store.add_facts` returns, so an acknowledged batch survives a crash of the process *or* of
-the machine (``NORMAL`` would survive a process crash but could lose the last commits on power
-loss). A batch is one transaction: after a crash it is either wholly there or wholly absent.
+the machine. A batch is one transaction: after a crash it is either wholly there (with its
+vectors) or wholly absent. Re-adding a fact identical to a stored one is a no-op (a retry after
+a crash), a different fact under a stored id is an error.
 
-Erasure: ``secure_delete=ON`` zeroes freed content, then the WAL is checkpointed and truncated and
-the file VACUUMed (and the WAL truncated again), so the erased text and embedding bytes leave
-both the database file and its ``-wal`` file.
+Erasure: one transaction deletes the row, its vectors, its transitions and link rows, rewrites
+the links of the rows that named it, strips the id from transition and audit reasons, and writes
+the audit row; ``secure_delete=ON`` zeroes every freed cell and page. The WAL is then
+checkpointed and truncated (:meth:`Store.purge`), so no erased byte remains in the database,
+``-wal`` or ``-shm`` file. The cost does not grow with the bank (no VACUUM; new banks use
+``auto_vacuum=INCREMENTAL`` and release the freed pages). A checkpoint blocked by readers leaves
+the purge **pending** (recorded in ``meta``): the erase is committed and says so; the purge is
+finished by :meth:`Store.purge` (``fr bank purge``) or by the next write.
+
+Opening: :meth:`Store.open` refuses any file that is not an FR-Bank (not SQLite, another
+application's database, a directory) without writing to it; ``readonly=True`` opens without any
+write (for ``query``/``explain``/``export``), also on read-only storage. SQLite failures surface
+as :class:`StoreError` with one line naming the file and what happened (corrupted, read-only,
+disk full, busy, ...).
 
 Concurrency: one :class:`Store` may be shared by threads (a lock serialises its connection);
 separate connections (threads or processes) may read while one writes — a snapshot reads inside
@@ -32,15 +49,21 @@ one read transaction, so it always sees whole batches.
 from __future__ import annotations
 
 import collections
+import dataclasses
+import functools
 import hashlib
 import json
+import os
+import re
 import sqlite3
+import stat
 import threading
 import time
+import urllib.parse
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -57,11 +80,23 @@ from ._lifecycle import (
     states_from_columns,
 )
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+#: Schema versions :meth:`Store.open` reads (older ones are migrated on the first write open).
+READABLE_SCHEMAS = (1, 2)
 #: Snapshots kept in the per-store cache (keyed by at, known_at, include_quarantined, version).
 SNAPSHOT_CACHE_SIZE = 16
+#: How long :meth:`Store.erase` waits for readers before reporting its purge as pending (s).
+ERASE_PURGE_WAIT = 2.0
+#: How long a write waits to finish a pending purge (s): best effort, never an error.
+WRITER_PURGE_WAIT = 0.2
+#: What replaces an erased id in the reasons of other transitions and audit records.
+ERASED_MARK = "[erased]"
 
-_SCHEMA = """
+_SQLITE_HEADER = b"SQLite format 3\x00"
+#: Tables every FR-Bank has (any schema version).
+_REQUIRED_TABLES = ("meta", "edges", "transitions", "embeddings", "audit")
+
+_TABLES = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS edges(
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -98,25 +133,42 @@ CREATE TABLE IF NOT EXISTS embeddings(
 );
 CREATE TABLE IF NOT EXISTS audit(
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
-    edge_id TEXT NOT NULL,
-    id_sha256 TEXT NOT NULL,
+    id_hash TEXT NOT NULL,
+    salt TEXT NOT NULL,
     action TEXT NOT NULL,
     erased_at TEXT NOT NULL,
     reason TEXT
 );
+CREATE TABLE IF NOT EXISTS edge_links(src TEXT NOT NULL, kind TEXT NOT NULL, dst TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS erase_guard(id TEXT PRIMARY KEY);
-CREATE TRIGGER IF NOT EXISTS edges_append_only BEFORE UPDATE ON edges
-    BEGIN SELECT RAISE(ABORT, 'edges are append-only'); END;
-CREATE TRIGGER IF NOT EXISTS edges_delete_only_by_erase BEFORE DELETE ON edges
-    WHEN NOT EXISTS (SELECT 1 FROM erase_guard WHERE id = OLD.id)
-    BEGIN SELECT RAISE(ABORT, 'edges are deleted only by erase'); END;
-CREATE TRIGGER IF NOT EXISTS transitions_no_update BEFORE UPDATE ON transitions
-    BEGIN SELECT RAISE(ABORT, 'transitions are append-only'); END;
-CREATE TRIGGER IF NOT EXISTS transitions_no_delete BEFORE DELETE ON transitions
-    BEGIN SELECT RAISE(ABORT, 'transitions are append-only'); END;
 CREATE INDEX IF NOT EXISTS edges_recorded_at ON edges(recorded_at);
 CREATE INDEX IF NOT EXISTS transitions_edge ON transitions(edge_id);
+CREATE INDEX IF NOT EXISTS embeddings_id ON embeddings(id);
+CREATE INDEX IF NOT EXISTS edge_links_src ON edge_links(src);
+CREATE INDEX IF NOT EXISTS edge_links_dst ON edge_links(dst)
 """
+
+# Append-only, enforced in the file: only an erase (an erase_guard row exists inside its
+# transaction, never committed) may delete an edge, rewrite its links or touch transitions.
+_TRIGGERS = """
+CREATE TRIGGER edges_append_only BEFORE UPDATE OF seq, id, text, categories, said_at, event_time, slot, confidence,
+    numeric, session, kind, speaker, quarantined, recorded_at, batch ON edges
+    BEGIN SELECT RAISE(ABORT, 'edges are append-only'); END;
+CREATE TRIGGER edges_links_only_by_erase BEFORE UPDATE OF links ON edges
+    WHEN NOT EXISTS (SELECT 1 FROM erase_guard)
+    BEGIN SELECT RAISE(ABORT, 'edges are append-only'); END;
+CREATE TRIGGER edges_delete_only_by_erase BEFORE DELETE ON edges
+    WHEN NOT EXISTS (SELECT 1 FROM erase_guard WHERE id = OLD.id)
+    BEGIN SELECT RAISE(ABORT, 'edges are deleted only by erase'); END;
+CREATE TRIGGER transitions_no_update BEFORE UPDATE ON transitions
+    WHEN NOT EXISTS (SELECT 1 FROM erase_guard)
+    BEGIN SELECT RAISE(ABORT, 'transitions are append-only'); END;
+CREATE TRIGGER transitions_no_delete BEFORE DELETE ON transitions
+    WHEN NOT EXISTS (SELECT 1 FROM erase_guard)
+    BEGIN SELECT RAISE(ABORT, 'transitions are append-only'); END
+"""
+_TRIGGER_NAMES = ("edges_append_only", "edges_links_only_by_erase", "edges_delete_only_by_erase",
+                  "transitions_no_update", "transitions_no_delete")
 
 _EDGE_COLUMNS = (
     "id, text, categories, said_at, event_time, slot, confidence, numeric, links, session, "
@@ -129,6 +181,7 @@ class _Loaded:
     """The store's contents as read at one version (see :meth:`Store._load`)."""
 
     version: int
+    erasures: str
     max_seq: int
     max_tseq: int
     edges: list[FactRecord]
@@ -147,7 +200,65 @@ class _Loaded:
 
 
 class StoreError(ValueError):
-    """A store operation refused (unknown id, duplicate id, dangling link, bad vector, ...)."""
+    """A store operation refused or failed (unknown id, conflicting id, dangling link, bad vector,
+    not an FR-Bank, corrupted, read-only, disk full, ...). ``kind`` names the case for callers
+    (``"not_a_bank"``, ``"corrupt"``, ``"readonly"``, ``"full"``, ``"io"``, ``"busy"``,
+    ``"missing"``, ...; ``"invalid"`` for a refused operation)."""
+
+    def __init__(self, message: str, kind: str = "invalid"):
+        super().__init__(message)
+        self.kind = kind
+
+
+class Added(list):
+    """The ids a batch stored (a list, in batch order), with ``unchanged``: the ids of facts that
+    were already stored with identical content, so were skipped (an idempotent retry)."""
+
+    def __init__(self, ids: Iterable[str] = (), unchanged: Iterable[str] = ()):
+        super().__init__(ids)
+        self.unchanged: list[str] = list(unchanged)
+
+
+class _Retry(Exception):
+    """The stored ids changed between the checks and the write transaction: check again."""
+
+
+def storage_error(path: str, exc: sqlite3.Error, doing: str | None = None) -> StoreError:
+    """One line for an SQLite failure on the bank ``path``: what happened, and what it means."""
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    msg = str(exc)
+    what = f"{path}: " + (f"{doing}: " if doing else "")
+    if name == "SQLITE_NOTADB" or "file is not a database" in msg:
+        return StoreError(f"{path}: not an FR-Bank: not an SQLite database ({msg})", "not_a_bank")
+    if name.startswith("SQLITE_CORRUPT") or "malformed" in msg:
+        return StoreError(f"{what}the bank file is corrupted ({msg}); nothing was changed; restore it from a backup "
+                          f"or an export", "corrupt")
+    if name.startswith("SQLITE_READONLY") or "readonly database" in msg:
+        return StoreError(f"{what}read-only: the bank or its folder is not writable ({msg}); nothing was written "
+                          f"(query, explain and export still work)", "readonly")
+    if name == "SQLITE_FULL" or "disk is full" in msg:
+        return StoreError(f"{what}disk full ({msg}); the write was rolled back, nothing was stored", "full")
+    if name.startswith("SQLITE_IOERR") or "disk I/O error" in msg:
+        return StoreError(f"{what}disk I/O error ({msg}: disk full, file-size limit or failing storage); "
+                          f"the write did not complete and was rolled back", "io")
+    if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "locked" in msg:
+        return StoreError(f"{what}busy: another process held the bank locked for too long ({msg}); retry", "busy")
+    if name.startswith("SQLITE_CANTOPEN") or "unable to open" in msg:
+        return StoreError(f"{what}cannot open the bank file ({msg})", "cantopen")
+    return StoreError(f"{what}SQLite error ({msg})", "sqlite")
+
+
+def _mapped(fn: Callable) -> Callable:
+    """Store methods raise :class:`StoreError` (one line, naming the file) for SQLite failures."""
+
+    @functools.wraps(fn)
+    def wrapper(self, *args, **kwargs):
+        try:
+            return fn(self, *args, **kwargs)
+        except sqlite3.Error as e:
+            raise storage_error(self.path, e) from e
+
+    return wrapper
 
 
 def _ts(dt: datetime) -> str:
@@ -161,6 +272,31 @@ def _now() -> datetime:
 
 def _time(value: Any, name: str) -> datetime:
     return to_utc_naive(value, name, "store", None)
+
+
+def _check_text_arg(value: Any, name: str, what: str) -> None:
+    """An id or reason given to retract / erase: a string SQLite can store (or None for a reason)."""
+    if value is None and name == "reason":
+        return
+    if not isinstance(value, str) or (name == "edge_id" and not value):
+        raise StoreError(f"{what}: {name} {value!r}: expected a non-empty string" if name == "edge_id"
+                         else f"{what}: {name}: expected a string or null, got {type(value).__name__}")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise StoreError(f"{what}: {name} {value!r}: not valid Unicode (unpaired surrogate)") from None
+
+
+def id_hash(edge_id: str, salt: bytes) -> str:
+    """The audit record's salted hash of an erased id: SHA-256 of salt ‖ UTF-8 id, hex."""
+    return hashlib.sha256(salt + edge_id.encode("utf-8")).hexdigest()
+
+
+def _scrub(text: str | None, edge_id: str) -> str | None:
+    """``text`` with every stand-alone occurrence of ``edge_id`` replaced by :data:`ERASED_MARK`."""
+    if text is None or edge_id not in text:
+        return text
+    return re.sub(rf"(?<!\w){re.escape(edge_id)}(?!\w)", ERASED_MARK, text)
 
 
 _decode = json.JSONDecoder().decode
@@ -185,51 +321,264 @@ def _row_to_record(row: Sequence[Any]) -> FactRecord:
     )
 
 
+def _differs(a: FactRecord, b: FactRecord) -> list[str]:
+    """Fields in which two records differ (``quarantined`` is derived by the store: not compared)."""
+    return [f.name for f in dataclasses.fields(FactRecord) if f.name != "quarantined" and getattr(a, f.name) != getattr(b, f.name)]
+
+
+def _inspect(conn: sqlite3.Connection, path: str) -> int | None:
+    """The schema version of the FR-Bank on ``conn`` (reads only); ``None`` for an empty database;
+    :class:`StoreError` for any other database."""
+    names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    if not names:
+        return None
+    if "meta" not in names:
+        shown = ", ".join(sorted(names)[:6]) + (", …" if len(names) > 6 else "")
+        raise StoreError(f"{path}: not an FR-Bank: an SQLite database with other tables ({shown}); refusing to touch it",
+                         "not_a_bank")
+    try:
+        row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+    except sqlite3.OperationalError as e:
+        raise StoreError(f"{path}: not an FR-Bank: its 'meta' table is not FR-Bank's ({e}); refusing to touch it", "not_a_bank") from None
+    if row is None:
+        raise StoreError(f"{path}: not an FR-Bank: no schema_version in its 'meta' table; refusing to touch it", "not_a_bank")
+    try:
+        version = int(row[0])
+    except (TypeError, ValueError):
+        raise StoreError(f"{path}: not an FR-Bank: schema_version {row[0]!r} is not a number", "not_a_bank") from None
+    if version not in READABLE_SCHEMAS:
+        raise StoreError(f"{path}: schema version {version} is not the supported {SCHEMA_VERSION}", "schema")
+    missing = [t for t in _REQUIRED_TABLES + (("edge_links", "erase_guard") if version >= 2 else ()) if t not in names]
+    if missing:
+        raise StoreError(f"{path}: a damaged FR-Bank: table(s) {', '.join(missing)} missing", "corrupt")
+    return version
+
+
 class Store:
     """A persistent, append-only, bi-temporal FR-Bank store (see the module docstring).
 
     Open with :meth:`Store.open`; use as a context manager or call :meth:`close`.
     """
 
-    def __init__(self, conn: sqlite3.Connection, path: str) -> None:
+    def __init__(self, conn: sqlite3.Connection, path: str, readonly: bool = False, schema: int = SCHEMA_VERSION) -> None:
         self._conn = conn
         self.path = path
+        #: opened with ``readonly=True``: every write raises :class:`StoreError` (kind ``readonly``)
+        self.readonly = readonly
+        self.schema = schema
         self._lock = threading.RLock()
         self._snap_cache: collections.OrderedDict[tuple, Snapshot] = collections.OrderedDict()
         self._load_cache: _Loaded | None = None
+        self._recent: collections.OrderedDict[int, _Loaded] = collections.OrderedDict()  # last loads by version
 
     # ------------------------------------------------------------------ lifecycle of the handle
 
     @classmethod
-    def open(cls, path: str | Path, timeout: float = 30.0) -> "Store":
-        """Open (creating on first use) the store at ``path``; ``":memory:"`` for a scratch one."""
+    def open(cls, path: str | Path, timeout: float = 30.0, *, readonly: bool = False, create: bool = True) -> "Store":
+        """Open the store at ``path`` (``":memory:"`` for a scratch one).
+
+        A missing file (or an empty one) becomes a new bank when ``create`` (the default) and not
+        ``readonly``. Anything that is not an FR-Bank — a directory, a file that is not SQLite,
+        another application's SQLite database — is refused with a :class:`StoreError` and never
+        written to. ``readonly=True`` opens without any write (no schema, no journal-mode
+        change), also on read-only storage; a schema-1 bank is migrated on its first write open.
+        """
         path = str(path)
-        conn = sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=False)
+        if path == ":memory:":
+            if readonly:
+                raise StoreError(":memory:: a scratch store cannot be opened read-only")
+            conn = sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=False)
+            try:
+                cls._create(conn, path)
+            except sqlite3.Error as e:
+                conn.close()
+                raise storage_error(path, e) from e
+            return cls(conn, path)
+        fresh = cls._precheck(path, readonly, create)
         try:
-            mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
-            if mode.lower() != "wal" and path != ":memory:":
-                raise StoreError(f"path {path!r}: could not enable WAL journal (got {mode!r})")
-            conn.execute("PRAGMA synchronous=FULL")
-            conn.execute("PRAGMA secure_delete=ON")
-            conn.execute("PRAGMA foreign_keys=ON")
-            conn.execute("BEGIN IMMEDIATE")
-            for stmt in _SCHEMA.split(";\n"):
-                if stmt.strip():
-                    conn.execute(stmt)
-            row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-            if row is None:
-                conn.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-                conn.execute("INSERT INTO meta VALUES ('version', '0')")
-                conn.execute("INSERT INTO meta VALUES ('created_at', ?)", (_ts(_now()),))
-            elif int(row[0]) != SCHEMA_VERSION:
-                raise StoreError(f"path {path!r}: schema version {row[0]} is not the supported {SCHEMA_VERSION}")
-            conn.execute("COMMIT")
-        except BaseException:
+            if readonly:
+                conn = cls._connect_readonly(path, timeout)
+            else:
+                conn = sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=False)
+        except sqlite3.Error as e:
+            raise storage_error(path, e) from e
+        try:
+            version = None if fresh else _inspect(conn, path)
+            if readonly:
+                if version is None:
+                    raise StoreError(f"{path}: an empty SQLite database, not an FR-Bank", "not_a_bank")
+                conn.execute("PRAGMA query_only=ON")
+                return cls(conn, path, readonly=True, schema=version)
+            if version is None:
+                if not fresh:  # another application's (empty) database: not ours to turn into a bank
+                    raise StoreError(f"{path}: an empty SQLite database, not an FR-Bank; refusing to touch it", "not_a_bank")
+                cls._create(conn, path)
+            else:
+                mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+                if mode.lower() != "wal":
+                    raise StoreError(f"{path}: could not enable the WAL journal (got {mode!r})", "sqlite")
+                cls._pragmas(conn)
+                if version == 1:
+                    cls._migrate_v1(conn)
+        except BaseException as e:
             if conn.in_transaction:
-                conn.execute("ROLLBACK")
+                try:
+                    conn.execute("ROLLBACK")
+                except sqlite3.Error:
+                    pass
             conn.close()
+            if isinstance(e, sqlite3.Error):
+                raise storage_error(path, e) from e
             raise
         return cls(conn, path)
+
+    @staticmethod
+    def _precheck(path: str, readonly: bool, create: bool) -> bool:
+        """Refuse what is not a bank before SQLite touches it; True if the bank is to be created."""
+        p = Path(path)
+        try:
+            st = p.stat()
+        except FileNotFoundError:
+            st = None
+        except NotADirectoryError:
+            raise StoreError(f"{path}: a parent of the path is not a directory", "cantopen") from None
+        except OSError as e:
+            raise StoreError(f"{path}: cannot access ({e.strerror})", "cantopen") from None
+        if st is None:
+            if readonly or not create:
+                raise StoreError(f"{path}: no such bank (the file does not exist)", "missing")
+            parent = p.parent
+            if not parent.is_dir():
+                raise StoreError(f"{path}: cannot create the bank: folder {str(parent)!r} does not exist", "missing_parent")
+            if not os.access(parent, os.W_OK):
+                raise StoreError(f"{path}: cannot create the bank: folder {str(parent)!r} is not writable", "readonly")
+            return True
+        if stat.S_ISDIR(st.st_mode):
+            raise StoreError(f"{path}: is a directory, not an FR-Bank file", "is_dir")
+        if not stat.S_ISREG(st.st_mode):
+            raise StoreError(f"{path}: not a regular file, not an FR-Bank", "not_a_bank")
+        try:
+            with open(p, "rb") as fh:
+                header = fh.read(len(_SQLITE_HEADER))
+        except OSError as e:
+            raise StoreError(f"{path}: cannot read the bank file ({e.strerror})", "cantopen") from None
+        if not header:
+            if readonly or not create:
+                raise StoreError(f"{path}: an empty file, not an FR-Bank (create one with `fr bank init`)", "not_a_bank")
+            return True
+        if header != _SQLITE_HEADER:
+            raise StoreError(f"{path}: not an FR-Bank: not an SQLite database", "not_a_bank")
+        return False
+
+    @staticmethod
+    def _connect_readonly(path: str, timeout: float) -> sqlite3.Connection:
+        """A read-only connection (``mode=ro``). On read-only storage without a ``-wal`` file,
+        SQLite cannot make the WAL index: then the file is opened ``immutable`` (exact, since
+        without a WAL every committed byte is in the file and nobody can write there)."""
+        uri = "file:" + urllib.parse.quote(os.path.abspath(path)) + "?mode=ro"
+        conn = sqlite3.connect(uri, uri=True, timeout=timeout, isolation_level=None, check_same_thread=False)
+        try:
+            conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+            return conn
+        except sqlite3.OperationalError as e:
+            conn.close()
+            name = getattr(e, "sqlite_errorname", "")
+            wal = Path(f"{path}-wal")
+            if not (name.startswith(("SQLITE_READONLY", "SQLITE_CANTOPEN")) and (not wal.exists() or wal.stat().st_size == 0)):
+                raise
+        conn = sqlite3.connect(uri + "&immutable=1", uri=True, timeout=timeout, isolation_level=None, check_same_thread=False)
+        conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+        return conn
+
+    @staticmethod
+    def _pragmas(conn: sqlite3.Connection) -> None:
+        conn.execute("PRAGMA synchronous=FULL")
+        conn.execute("PRAGMA secure_delete=ON")
+        conn.execute("PRAGMA foreign_keys=ON")
+
+    @classmethod
+    def _create(cls, conn: sqlite3.Connection, path: str) -> None:
+        conn.execute("PRAGMA auto_vacuum=INCREMENTAL")  # before the first table: erase releases pages
+        mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+        if mode.lower() != "wal" and path != ":memory:":
+            raise StoreError(f"{path}: could not enable the WAL journal (got {mode!r})", "sqlite")
+        cls._pragmas(conn)
+        conn.execute("BEGIN IMMEDIATE")
+        if _inspect(conn, path) is not None:  # created by another process meanwhile
+            conn.execute("COMMIT")
+            return
+        for stmt in _TABLES.split(";\n"):
+            conn.execute(stmt)
+        for stmt in _TRIGGERS.split(";\n"):
+            conn.execute(stmt)
+        conn.executemany("INSERT INTO meta VALUES (?, ?)", [
+            ("schema_version", str(SCHEMA_VERSION)), ("version", "0"), ("created_at", _ts(_now())), ("erasures", "0"),
+        ])
+        conn.execute("COMMIT")
+
+    @classmethod
+    def _migrate_v1(cls, conn: sqlite3.Connection) -> None:
+        """Schema 1 → 2 in one transaction: link rows, the id index of vectors, the triggers that
+        let an erase rewrite links, and the audit trail without plaintext ids (each old record's
+        id is replaced by its salted hash, and removed with its transitions and links)."""
+        conn.execute("BEGIN IMMEDIATE")
+        row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        if row is not None and int(row[0]) == SCHEMA_VERSION:  # migrated by another process meanwhile
+            conn.execute("COMMIT")
+            return
+        for name in ("edges_append_only", "edges_delete_only_by_erase", "transitions_no_update", "transitions_no_delete"):
+            conn.execute(f"DROP TRIGGER IF EXISTS {name}")
+        old_audit = conn.execute("SELECT edge_id, action, erased_at, reason FROM audit ORDER BY seq").fetchall()
+        conn.execute("DROP TABLE audit")
+        for stmt in _TABLES.split(";\n"):
+            conn.execute(stmt)
+        links = conn.execute("SELECT id, links FROM edges WHERE links != '{}'").fetchall()
+        conn.executemany("INSERT INTO edge_links VALUES (?, ?, ?)",
+                         [(src, kind, dst) for src, lk in links for kind, ts in _decode(lk).items() for dst in ts])
+        erased = [r[0] for r in old_audit]
+        stored = {r[0] for r in conn.execute("SELECT id FROM edges")}
+        conn.execute("INSERT INTO erase_guard VALUES ('')")  # lets this transaction rewrite rows
+        gone = [r[0] for r in conn.execute("SELECT DISTINCT edge_id FROM transitions")] + erased
+        for eid in dict.fromkeys(gone):
+            if eid in stored:
+                continue
+            cls._remove_mentions(conn, eid)
+        conn.execute("DELETE FROM transitions WHERE kind='erase'")
+        for eid, action, erased_at, reason in old_audit:
+            salt = os.urandom(16)
+            for other in erased:
+                reason = _scrub(reason, other)
+            conn.execute("INSERT INTO audit (id_hash, salt, action, erased_at, reason) VALUES (?, ?, ?, ?, ?)",
+                         (id_hash(eid, salt), salt.hex(), action, erased_at, reason))
+        conn.execute("DELETE FROM erase_guard")
+        for stmt in _TRIGGERS.split(";\n"):
+            conn.execute(stmt)
+        conn.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION),))
+        conn.execute("INSERT OR REPLACE INTO meta VALUES ('erasures', '0')")
+        conn.execute("INSERT OR REPLACE INTO meta VALUES ('purge_pending', '1')")  # old plaintext ids were freed
+        conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key='version'")
+        conn.execute("COMMIT")
+
+    @staticmethod
+    def _remove_mentions(conn: sqlite3.Connection, edge_id: str) -> None:
+        """Inside an erase transaction (erase_guard set): remove ``edge_id`` from every row other
+        than its own edge row that names it — links of other edges, link rows, its transitions,
+        and the reasons of other transitions and audit records."""
+        srcs = [r[0] for r in conn.execute("SELECT DISTINCT src FROM edge_links WHERE dst=? AND src != ?", (edge_id, edge_id))]
+        for src in srcs:
+            row = conn.execute("SELECT links FROM edges WHERE id=?", (src,)).fetchone()
+            if row is None:
+                continue
+            links = {k: [t for t in ts if t != edge_id] for k, ts in _decode(row[0]).items()}
+            links = {k: ts for k, ts in links.items() if ts}
+            conn.execute("UPDATE edges SET links=? WHERE id=?", (json.dumps(links, separators=(",", ":")), src))
+        conn.execute("DELETE FROM edge_links WHERE src=? OR dst=?", (edge_id, edge_id))
+        conn.execute("DELETE FROM transitions WHERE edge_id=?", (edge_id,))
+        for table in ("transitions", "audit"):
+            for seq, reason in conn.execute(f"SELECT seq, reason FROM {table} WHERE instr(reason, ?) > 0", (edge_id,)).fetchall():
+                new = _scrub(reason, edge_id)
+                if new != reason:
+                    conn.execute(f"UPDATE {table} SET reason=? WHERE seq=?", (new, seq))
 
     def close(self) -> None:
         """Close the connection (idempotent)."""
@@ -250,11 +599,16 @@ class Store:
             raise StoreError(f"store {self.path!r}: closed")
         return self._conn
 
-    def _write(self):
-        """Context for one write transaction that bumps the version counter."""
+    def _write(self, finish_purge: bool = True):
+        """Context for one write transaction that bumps the version counter; after it commits,
+        a pending purge (an erase whose checkpoint was blocked) is finished if readers allow."""
         store = self
+        if self.readonly:
+            raise StoreError(f"{self.path}: opened read-only; nothing was written", "readonly")
 
         class _Tx:
+            pending = False
+
             def __enter__(self_inner):
                 store._lock.acquire()
                 try:
@@ -267,65 +621,172 @@ class Store:
             def __exit__(self_inner, et, ev, tb):
                 try:
                     if et is None:
-                        store.conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key='version'")
-                        store.conn.execute("COMMIT")
+                        conn = store.conn
+                        conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key='version'")
+                        self_inner.pending = conn.execute("SELECT 1 FROM meta WHERE key='purge_pending'").fetchone() is not None
+                        conn.execute("COMMIT")
                     else:
-                        store.conn.execute("ROLLBACK")
+                        try:
+                            store.conn.execute("ROLLBACK")
+                        except sqlite3.Error:
+                            pass  # the failed statement already rolled the transaction back
                 finally:
                     store._lock.release()
+                if et is None and self_inner.pending and finish_purge:
+                    try:
+                        store.purge(timeout=WRITER_PURGE_WAIT)
+                    except (sqlite3.Error, StoreError):
+                        pass  # best effort: the purge stays pending
                 return False
 
         return _Tx()
 
     # ------------------------------------------------------------------ writes
 
-    def add_facts(self, facts: Iterable[FactRecord | Mapping[str, Any]], recorded_at: datetime | None = None) -> list[str]:
-        """Append a batch of facts in one transaction (all or nothing); returns their ids.
+    @_mapped
+    def add_facts(
+        self,
+        facts: Iterable[FactRecord | Mapping[str, Any]],
+        recorded_at: datetime | None = None,
+        *,
+        embed: Callable[[list[FactRecord]], tuple[str, np.ndarray]] | None = None,
+        where: Sequence[str] | None = None,
+    ) -> Added:
+        """Append a batch of facts in one transaction (all or nothing); returns the ids stored
+        (:class:`Added`; ``.unchanged`` lists the facts skipped as already stored, identical).
 
-        Each fact is validated (:func:`parse_fact`); a bad fact, an id already stored or repeated
-        in the batch, or a link to an id neither stored nor in the batch aborts the whole batch with
-        a :class:`FactError` / :class:`StoreError` naming it. Instruction-like text
-        (:func:`looks_like_instruction`) is stored quarantined. ``recorded_at`` is the
-        transaction time (default: now, UTC).
+        Each fact is validated (:func:`parse_fact`; ``where[i]`` names it in errors, default
+        ``facts[i]``). A fact identical to a stored one (every field but the derived
+        ``quarantined``) is skipped: re-adding a batch after a crash is a no-op. A different
+        fact under a stored id, an id repeated in the batch, or a link to an id neither stored
+        nor in the batch aborts the whole batch with a :class:`FactError` / :class:`StoreError`
+        naming it. ``embed(records) -> (model, (n, d) vectors)``, if given, embeds the facts to
+        store (outside the write lock); their vectors are written in the same transaction, so a
+        stored fact never lacks its vector. Instruction-like text (:func:`looks_like_instruction`)
+        is stored quarantined. ``recorded_at`` is the transaction time (default: now, UTC).
         """
+        if self.readonly:
+            raise StoreError(f"{self.path}: opened read-only; nothing was written", "readonly")
+        facts = list(facts)
+        labels = [f"facts[{i}]" for i in range(len(facts))] if where is None else [str(w) for w in where]
+        if len(labels) != len(facts):
+            raise StoreError(f"add_facts: where: {len(labels)} labels for {len(facts)} facts")
         rec_at = _now() if recorded_at is None else _time(recorded_at, "recorded_at")
         records: list[FactRecord] = []
         seen: dict[str, int] = {}
         for i, f in enumerate(facts):
-            r = parse_fact(f, f"facts[{i}]")
+            r = parse_fact(f, labels[i])
             if r.id in seen:
-                raise StoreError(f"facts[{i}]: fact {r.id!r}: field 'id': duplicate in batch (also facts[{seen[r.id]}])")
+                raise StoreError(f"{labels[i]}: fact {r.id!r}: field 'id': duplicate in batch (also {labels[seen[r.id]]})")
             seen[r.id] = i
             records.append(r)
         if not records:
-            return []
-        rec_s = _ts(rec_at)
-        with self._write() as conn:
-            batch = conn.execute("SELECT COALESCE(MAX(batch), 0) + 1 FROM edges").fetchone()[0]
-            ids = [r.id for r in records]
-            existing = self._existing(conn, ids)
-            if existing:
-                i = seen[next(iter(sorted(existing, key=seen.__getitem__)))]
-                raise StoreError(f"facts[{i}]: fact {records[i].id!r}: field 'id': already stored")
-            targets = {t for r in records for ts in r.links.values() for t in ts} - seen.keys()
-            found = self._existing(conn, sorted(targets))
-            for i, r in enumerate(records):
-                for kind, ts in r.links.items():
-                    for t in ts:
-                        if t not in seen and t not in found:
-                            raise StoreError(f"facts[{i}]: fact {r.id!r}: field 'links': {kind} target {t!r} is neither stored nor in the batch")
-            rows = [
-                (
-                    r.id, r.text, json.dumps(r.categories, separators=(",", ":")), _ts(r.said_at),
-                    None if r.event_time is None else _ts(r.event_time), r.slot, r.confidence,
-                    int(bool(r.numeric)), json.dumps({k: list(v) for k, v in r.links.items()}, separators=(",", ":")),
-                    r.session, r.kind, r.speaker, int(r.quarantined or looks_like_instruction(r.text)),
-                    rec_s, batch,
+            return Added()
+        ids = [r.id for r in records]
+        for _attempt in range(5):
+            with self._lock:
+                stored = self._stored(self.conn, ids)
+                new = self._classify(records, stored, labels)
+                if not new:
+                    return Added([], [r.id for r in records])
+                self._check_links(self.conn, new, seen, labels)
+            vectors = None
+            if embed is not None:
+                model, vecs = embed(new)
+                vectors = (model, self._check_vectors(model, [r.id for r in new], vecs))
+            try:
+                with self._write() as conn:
+                    if self._stored(conn, ids).keys() != stored.keys():
+                        raise _Retry
+                    self._check_links(conn, new, seen, labels)
+                    self._insert(conn, new, rec_at, vectors)
+            except _Retry:
+                continue
+            new_ids = {r.id for r in new}
+            return Added([r.id for r in records if r.id in new_ids], [r.id for r in records if r.id not in new_ids])
+        raise StoreError(f"{self.path}: the stored ids kept changing while this batch was added (concurrent writers); retry", "busy")
+
+    @staticmethod
+    def _stored(conn: sqlite3.Connection, ids: Sequence[str]) -> dict[str, FactRecord]:
+        out: dict[str, FactRecord] = {}
+        for k in range(0, len(ids), 500):
+            chunk = ids[k : k + 500]
+            q = f"SELECT {_EDGE_COLUMNS} FROM edges WHERE id IN ({','.join('?' * len(chunk))})"
+            out.update((r[0], _row_to_record(r)) for r in conn.execute(q, chunk))
+        return out
+
+    @staticmethod
+    def _classify(records: list[FactRecord], stored: Mapping[str, FactRecord], labels: Sequence[str]) -> list[FactRecord]:
+        """The records to insert; those stored identically are skipped; a different stored fact
+        under the same id raises."""
+        new = []
+        for i, r in enumerate(records):
+            old = stored.get(r.id)
+            if old is None:
+                new.append(r)
+                continue
+            diff = _differs(old, r)
+            if diff:
+                raise StoreError(
+                    f"{labels[i]}: fact {r.id!r}: field 'id': already stored with different content ({', '.join(diff)} differ); "
+                    f"use a new id (re-adding an identical fact is a no-op)"
                 )
-                for r in records
-            ]
-            conn.executemany(f"INSERT INTO edges ({_EDGE_COLUMNS}, batch) VALUES ({','.join('?' * 15)})", rows)
-        return ids
+        return new
+
+    def _check_links(self, conn: sqlite3.Connection, new: list[FactRecord], seen: Mapping[str, int], labels: Sequence[str]) -> None:
+        targets = sorted({t for r in new for ts in r.links.values() for t in ts} - seen.keys())
+        found = self._existing(conn, targets)
+        for r in new:
+            for kind, ts in r.links.items():
+                for t in ts:
+                    if t not in seen and t not in found:
+                        raise StoreError(f"{labels[seen[r.id]]}: fact {r.id!r}: field 'links': {kind} target {t!r} is neither stored nor in the batch")
+
+    @staticmethod
+    def _check_vectors(model: Any, ids: Sequence[str], vectors: Any, what: str = "vectors") -> np.ndarray:
+        """``vectors`` as (len(ids), d) little-endian float32, every value finite, or raise."""
+        if not isinstance(model, str) or not model:
+            raise StoreError(f"{what}: field 'model': expected a non-empty string")
+        v = np.asarray(vectors)
+        if v.ndim != 2 or v.shape[0] != len(ids):
+            raise StoreError(f"{what}: field 'vectors': expected shape ({len(ids)}, d), got {v.shape}")
+        v = v.astype("<f4", copy=False)
+        bad = ~np.isfinite(v).all(axis=1)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise StoreError(f"{what}: field 'vectors': non-finite value in row {i} (id {ids[i]!r})")
+        return v
+
+    @staticmethod
+    def _put_vectors(conn: sqlite3.Connection, model: str, ids: Sequence[str], v: np.ndarray, what: str = "vectors") -> None:
+        row = conn.execute("SELECT dim FROM embeddings WHERE model=? LIMIT 1", (model,)).fetchone()
+        if row is not None and row[0] != v.shape[1]:
+            raise StoreError(f"{what}: field 'vectors': model {model!r} stores dimension {row[0]}, got {v.shape[1]}")
+        conn.executemany(
+            "INSERT OR REPLACE INTO embeddings (model, id, dim, vector) VALUES (?, ?, ?, ?)",
+            [(model, fid, v.shape[1], v[i].tobytes()) for i, fid in enumerate(ids)],
+        )
+
+    def _insert(self, conn: sqlite3.Connection, records: list[FactRecord], rec_at: datetime, vectors) -> None:
+        batch = conn.execute("SELECT COALESCE(MAX(batch), 0) + 1 FROM edges").fetchone()[0]
+        rec_s = _ts(rec_at)
+        rows = [
+            (
+                r.id, r.text, json.dumps(r.categories, separators=(",", ":")), _ts(r.said_at),
+                None if r.event_time is None else _ts(r.event_time), r.slot, r.confidence,
+                int(bool(r.numeric)), json.dumps({k: list(v) for k, v in r.links.items()}, separators=(",", ":")),
+                r.session, r.kind, r.speaker, int(r.quarantined or looks_like_instruction(r.text)),
+                rec_s, batch,
+            )
+            for r in records
+        ]
+        conn.executemany(f"INSERT INTO edges ({_EDGE_COLUMNS}, batch) VALUES ({','.join('?' * 15)})", rows)
+        links = [(r.id, kind, t) for r in records for kind, ts in r.links.items() for t in ts]
+        if links:
+            conn.executemany("INSERT INTO edge_links VALUES (?, ?, ?)", links)
+        if vectors is not None:
+            model, v = vectors
+            self._put_vectors(conn, model, [r.id for r in records], v)
 
     @staticmethod
     def _existing(conn: sqlite3.Connection, ids: Sequence[str]) -> set[str]:
@@ -336,13 +797,22 @@ class Store:
             out.update(r[0] for r in conn.execute(q, chunk))
         return out
 
+    @_mapped
+    def existing(self, ids: Sequence[str]) -> set[str]:
+        """The ids among ``ids`` that are stored now."""
+        with self._lock:
+            return self._existing(self.conn, list(ids))
+
     def _require(self, conn: sqlite3.Connection, edge_id: str, what: str) -> None:
         if not isinstance(edge_id, str) or conn.execute("SELECT 1 FROM edges WHERE id=?", (edge_id,)).fetchone() is None:
-            raise StoreError(f"{what}: edge_id {edge_id!r}: no such edge")
+            raise StoreError(f"{what}: edge_id {edge_id!r}: no such edge", "unknown_id")
 
+    @_mapped
     def retract(self, edge_id: str, at: datetime | None = None, reason: str | None = None, recorded_at: datetime | None = None) -> None:
         """Record a retraction of ``edge_id`` effective at valid time ``at`` (default: the
         transaction time). The edge stays stored, masked from then on."""
+        _check_text_arg(edge_id, "edge_id", "retract")
+        _check_text_arg(reason, "reason", "retract")
         rec_at = _now() if recorded_at is None else _time(recorded_at, "recorded_at")
         eff = rec_at if at is None else _time(at, "at")
         with self._write() as conn:
@@ -352,78 +822,118 @@ class Store:
                 (edge_id, _ts(eff), _ts(rec_at), reason),
             )
 
-    def erase(self, edge_id: str, reason: str | None = None) -> dict[str, Any]:
-        """Physically delete an edge's text and embeddings; keep an audit record (no text).
+    @_mapped
+    def erase(self, edge_id: str, reason: str | None = None, *, wait: float = ERASE_PURGE_WAIT) -> dict[str, Any]:
+        """Physically delete an edge: its row, vectors, transitions and link rows, its id from the
+        links of other edges and from the reasons of transitions and audit records — one
+        transaction, committed or rolled back as a whole (an exception means nothing was erased).
+        The audit record keeps a salted hash of the id (:func:`id_hash`), never the id or text.
 
-        After the delete commits, the WAL is checkpointed and truncated and the file VACUUMed, so
-        the bytes are gone from the database and ``-wal`` files. Raises :class:`StoreError` if the
-        purge cannot complete (e.g. a long reader holds the WAL; call :meth:`purge` again).
-        Returns the audit record.
+        Then the WAL is checkpointed and truncated (:meth:`purge`, waiting up to ``wait`` s for
+        readers). Returns the audit record plus ``purged``: True when no erased byte remains in
+        the database, ``-wal`` and ``-shm`` files; False when readers blocked the checkpoint —
+        the erase is committed, the purge pending (``note`` says so) until :meth:`purge` or the
+        next write finishes it.
         """
+        _check_text_arg(edge_id, "edge_id", "erase")
+        _check_text_arg(reason, "reason", "erase")
         erased_at = _now()
-        digest = hashlib.sha256(edge_id.encode("utf-8")).hexdigest() if isinstance(edge_id, str) else ""
-        with self._write() as conn:
+        salt = os.urandom(16)
+        digest = id_hash(edge_id, salt)
+        reason = _scrub(reason, edge_id)
+        with self._write(finish_purge=False) as conn:
             self._require(conn, edge_id, "erase")
             conn.execute("INSERT INTO erase_guard VALUES (?)", (edge_id,))
+            self._remove_mentions(conn, edge_id)
             conn.execute("DELETE FROM edges WHERE id=?", (edge_id,))
-            conn.execute("DELETE FROM erase_guard WHERE id=?", (edge_id,))
             conn.execute("DELETE FROM embeddings WHERE id=?", (edge_id,))
             conn.execute(
-                "INSERT INTO transitions (edge_id, kind, effective_at, recorded_at, reason) VALUES (?, 'erase', ?, ?, ?)",
-                (edge_id, _ts(erased_at), _ts(erased_at), reason),
+                "INSERT INTO audit (id_hash, salt, action, erased_at, reason) VALUES (?, ?, 'erase', ?, ?)",
+                (digest, salt.hex(), _ts(erased_at), reason),
             )
-            conn.execute(
-                "INSERT INTO audit (edge_id, id_sha256, action, erased_at, reason) VALUES (?, ?, 'erase', ?, ?)",
-                (edge_id, digest, _ts(erased_at), reason),
-            )
-        self.purge()
-        return {"edge_id": edge_id, "id_sha256": digest, "action": "erase", "erased_at": _ts(erased_at), "reason": reason}
+            conn.execute("DELETE FROM erase_guard")
+            conn.execute("INSERT OR REPLACE INTO meta VALUES ('erasures', CAST(COALESCE((SELECT value FROM meta WHERE key='erasures'), 0) AS INTEGER) + 1)")
+            conn.execute("INSERT OR REPLACE INTO meta VALUES ('purge_pending', '1')")
+            if conn.execute("PRAGMA auto_vacuum").fetchone()[0] == 2:  # incremental: give the freed pages back
+                conn.execute("PRAGMA incremental_vacuum").fetchall()
+        out = {"edge_id": edge_id, "id_hash": digest, "salt": salt.hex(), "action": "erase", "erased_at": _ts(erased_at), "reason": reason}
+        try:
+            purge = self.purge(timeout=wait)
+        except StoreError as e:  # committed: report the purge as pending, never the erase as failed
+            purge = {"purged": False, "note": f"erased; purge pending ({e})"}
+        return out | purge
 
-    def purge(self, timeout: float = 10.0) -> None:
-        """Checkpoint + truncate the WAL, VACUUM, truncate again: freed bytes leave both files."""
-        deadline = time.monotonic() + timeout
+    @_mapped
+    def purge(self, timeout: float = 10.0) -> dict[str, Any]:
+        """Checkpoint the WAL into the database file and truncate it (waiting up to ``timeout``
+        seconds for readers still reading older pages), then clear the pending-purge mark.
+
+        Returns ``{"purged": True, "note": ...}`` when done: every byte freed by an erase
+        (zeroed by ``secure_delete``) is gone from the database, ``-wal`` and ``-shm`` files;
+        ``{"purged": False, "note": ...}`` when readers still block it (the purge stays
+        pending; a later :meth:`purge` or write finishes it)."""
+        if self.readonly:
+            raise StoreError(f"{self.path}: opened read-only; cannot purge", "readonly")
+        deadline = time.monotonic() + max(0.0, float(timeout))
         with self._lock:
-            self._checkpoint(deadline)
-            self.conn.execute("VACUUM")
-            self._checkpoint(deadline)
+            conn = self.conn
+            pending = conn.execute("SELECT 1 FROM meta WHERE key='purge_pending'").fetchone() is not None
+            old_busy = conn.execute("PRAGMA busy_timeout").fetchone()[0]
+            try:
+                while True:
+                    left = deadline - time.monotonic()
+                    conn.execute(f"PRAGMA busy_timeout={max(0, int(min(left, 1.0) * 1000))}")
+                    busy = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+                    if not busy:
+                        break
+                    if time.monotonic() >= deadline:
+                        what = "erased bytes may remain" if pending else "the WAL may hold older pages"
+                        return {"purged": False, "note": (
+                            f"purge pending: other connections are reading {self.path}, so {what} in the bank "
+                            f"and its -wal file; `fr bank purge {self.path}` (or the next write) finishes it")}
+                    time.sleep(0.01)
+                if pending:
+                    try:  # the bytes are gone; clearing the mark is best effort (a writer may hold the lock)
+                        conn.execute("BEGIN IMMEDIATE")
+                        conn.execute("DELETE FROM meta WHERE key='purge_pending'")
+                        conn.execute("COMMIT")
+                        conn.execute("PRAGMA busy_timeout=0")
+                        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # only the meta page is left
+                    except sqlite3.OperationalError as e:
+                        if not str(getattr(e, "sqlite_errorname", "")).startswith(("SQLITE_BUSY", "SQLITE_LOCKED")):
+                            raise
+            finally:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                conn.execute(f"PRAGMA busy_timeout={int(old_busy)}")
+        return {"purged": True, "note": "purged: no erased byte remains in the bank, -wal or -shm file" if pending
+                else "nothing pending; WAL checkpointed"}
 
-    def _checkpoint(self, deadline: float) -> None:
-        while True:
-            busy, _log, _done = self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-            if not busy:
-                return
-            if time.monotonic() > deadline:
-                raise StoreError(f"store {self.path!r}: WAL checkpoint blocked by readers; erased bytes may remain in the -wal file until purge() succeeds")
-            time.sleep(0.01)
+    @_mapped
+    def purge_pending(self) -> bool:
+        """True while an erase's purge waits for readers (see :meth:`purge`)."""
+        with self._lock:
+            return self.conn.execute("SELECT 1 FROM meta WHERE key='purge_pending'").fetchone() is not None
 
     # ------------------------------------------------------------------ embedding cache
 
-    def put_embeddings(self, model: str, ids: Sequence[str], vectors: np.ndarray) -> None:
-        """Cache one float32 vector per stored edge id for ``model`` (replacing older ones)."""
-        if not isinstance(model, str) or not model:
-            raise StoreError("put_embeddings: field 'model': expected a non-empty string")
+    @_mapped
+    def put_embeddings(self, model: str, ids: Sequence[str], vectors: np.ndarray, *, skip_missing: bool = False) -> None:
+        """Cache one float32 vector per stored edge id for ``model`` (replacing older ones).
+        An id that is not stored raises, or with ``skip_missing`` is skipped (erased meanwhile)."""
         ids = list(ids)
-        v = np.asarray(vectors)
-        if v.ndim != 2 or v.shape[0] != len(ids):
-            raise StoreError(f"put_embeddings: field 'vectors': expected shape ({len(ids)}, d), got {v.shape}")
-        v = v.astype("<f4", copy=False)
-        bad = ~np.isfinite(v).all(axis=1)
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise StoreError(f"put_embeddings: field 'vectors': non-finite value in row {i} (id {ids[i]!r})")
+        v = self._check_vectors(model, ids, vectors, "put_embeddings")
         with self._write() as conn:
-            row = conn.execute("SELECT dim FROM embeddings WHERE model=? LIMIT 1", (model,)).fetchone()
-            if row is not None and row[0] != v.shape[1]:
-                raise StoreError(f"put_embeddings: field 'vectors': model {model!r} stores dimension {row[0]}, got {v.shape[1]}")
             found = self._existing(conn, ids)
+            keep = []
             for i, fid in enumerate(ids):
-                if fid not in found:
+                if fid in found:
+                    keep.append(i)
+                elif not skip_missing:
                     raise StoreError(f"put_embeddings: ids[{i}]: edge {fid!r} is not stored")
-            conn.executemany(
-                "INSERT OR REPLACE INTO embeddings (model, id, dim, vector) VALUES (?, ?, ?, ?)",
-                [(model, fid, v.shape[1], v[i].tobytes()) for i, fid in enumerate(ids)],
-            )
+            self._put_vectors(conn, model, [ids[i] for i in keep], v[keep], "put_embeddings")
 
+    @_mapped
     def get_embeddings(self, model: str, ids: Sequence[str]) -> tuple[np.ndarray, list[str]]:
         """Cached vectors for ``ids``: an (n, d) float32 array aligned with ``ids`` (NaN rows
         for missing ones; d = 0 if the model has no vectors) and the list of missing ids."""
@@ -449,6 +959,7 @@ class Store:
         missing = [fid for fid, h in zip(ids, hit.tolist()) if not h]
         return out, missing
 
+    @_mapped
     def all_embeddings(self, model: str) -> tuple[list[str], np.ndarray]:
         """Every cached vector of ``model``: (ids, (n, d) float32 matrix aligned with them),
         read in one pass in the order they were stored (what :meth:`get_embeddings` returns
@@ -465,23 +976,26 @@ class Store:
 
     # ------------------------------------------------------------------ reads
 
+    @_mapped
     def version(self) -> int:
         """The write counter: bumps on every committed write (by any connection)."""
         with self._lock:
             return int(self.conn.execute("SELECT value FROM meta WHERE key='version'").fetchone()[0])
 
+    @_mapped
     def count(self, include_quarantined: bool = True) -> int:
         """Number of stored (not erased) edges."""
         q = "SELECT COUNT(*) FROM edges" + ("" if include_quarantined else " WHERE quarantined=0")
         with self._lock:
             return int(self.conn.execute(q).fetchone()[0])
 
+    @_mapped
     def _load(self) -> "_Loaded":
         """All edges (insertion order) with their recorded_at and column arrays, and all
         transitions, read in one read transaction (a consistent cut: whole batches only).
 
         Cached per store version; after appends only the new rows are read (rows are never
-        updated, so the cache stays exact unless an erase removed a row — then it reloads)."""
+        updated except by an erase, which bumps the ``erasures`` counter: then it reloads)."""
         with self._lock:
             conn = self.conn
             conn.execute("BEGIN")
@@ -490,6 +1004,10 @@ class Store:
                 old = self._load_cache
                 if old is not None and old.version == version:
                     return old
+                erow = conn.execute("SELECT value FROM meta WHERE key='erasures'").fetchone()
+                erasures = "" if erow is None else str(erow[0])
+                if old is not None and old.erasures != erasures:
+                    old = None
                 count = int(conn.execute("SELECT COUNT(*) FROM edges").fetchone()[0])
                 since = 0 if old is None else old.max_seq
                 rows = conn.execute(f"SELECT seq, {_EDGE_COLUMNS} FROM edges WHERE seq > ? ORDER BY seq", (since,)).fetchall()
@@ -516,6 +1034,7 @@ class Store:
             trs = old.transitions + new_trs
         loaded = _Loaded(
             version=version,
+            erasures=erasures,
             max_seq=rows[-1][0] if rows else (0 if old is None else old.max_seq),
             max_tseq=trows[-1][0] if trows else tsince,
             edges=edges,
@@ -525,11 +1044,21 @@ class Store:
         )
         with self._lock:
             self._load_cache = loaded
+            self._recent[version] = loaded
+            while len(self._recent) > 2:
+                self._recent.popitem(last=False)
         return loaded
 
-    def edges(self, known_at: datetime | None = None, include_quarantined: bool = True) -> list[FactRecord]:
-        """Stored edges in insertion order, optionally only those recorded by ``known_at``."""
-        loaded = self._load()
+    def edges(self, known_at: datetime | None = None, include_quarantined: bool = True, version: int | None = None) -> list[FactRecord]:
+        """Stored edges in insertion order, optionally only those recorded by ``known_at``.
+        ``version``: the edges as read at that store version (a snapshot's), if still cached —
+        else the current ones."""
+        loaded = None
+        if version is not None:
+            with self._lock:
+                loaded = self._recent.get(version)
+        if loaded is None:
+            loaded = self._load()
         edges = loaded.edges
         if known_at is not None:
             k = np.datetime64(_time(known_at, "known_at"), "us")
@@ -584,11 +1113,24 @@ class Store:
                 self._snap_cache.popitem(last=False)
         return snap
 
+    @_mapped
     def audit_log(self) -> list[dict[str, Any]]:
-        """Erasure audit records (no text): edge_id, id_sha256, action, erased_at, reason."""
+        """Erasure audit records (no id, text, slot or speaker): id_hash (salted SHA-256 of the
+        id, :func:`id_hash`), salt (hex), action, erased_at, reason. :meth:`was_erased` checks an id."""
         with self._lock:
-            rows = self.conn.execute("SELECT edge_id, id_sha256, action, erased_at, reason FROM audit ORDER BY seq").fetchall()
-        return [dict(zip(("edge_id", "id_sha256", "action", "erased_at", "reason"), r)) for r in rows]
+            if self.schema == 1:  # a schema-1 bank opened read-only: its unsalted hashes, never its ids
+                rows = self.conn.execute("SELECT id_sha256, '', action, erased_at, reason FROM audit ORDER BY seq").fetchall()
+            else:
+                rows = self.conn.execute("SELECT id_hash, salt, action, erased_at, reason FROM audit ORDER BY seq").fetchall()
+        return [dict(zip(("id_hash", "salt", "action", "erased_at", "reason"), r)) for r in rows]
+
+    def was_erased(self, edge_id: str) -> bool:
+        """True if an audit record is the erasure of ``edge_id`` (its salted hash matches)."""
+        for a in self.audit_log():
+            salt = bytes.fromhex(a["salt"]) if a["salt"] else b""
+            if id_hash(edge_id, salt) == a["id_hash"]:
+                return True
+        return False
 
     def export(self) -> dict[str, Any]:
         """Everything, JSON-able: schema version, edges (with recorded_at), transitions, audit."""
@@ -600,7 +1142,7 @@ class Store:
             d["recorded_at"] = _ts(r)
             out_edges.append(d)
         return {
-            "schema_version": SCHEMA_VERSION,
+            "schema_version": self.schema,
             "version": self.version(),
             "edges": out_edges,
             "transitions": [
@@ -610,6 +1152,7 @@ class Store:
             "audit": self.audit_log(),
         }
 
+    @_mapped
     def integrity_check(self) -> str:
         """``PRAGMA integrity_check`` ("ok" when sound)."""
         with self._lock:

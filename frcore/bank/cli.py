@@ -1,49 +1,128 @@
-"""``fr bank init|add|retract|erase|query|explain|export``."""
+"""``fr bank init|add|retract|erase|purge|query|explain|export|bench``.
+
+Every failure is one line on stderr naming the file (and, for a fact, where it is, its id and
+the field), with exit status 2; nothing is written by a failed command. ``query``, ``explain``
+and ``export`` open the bank read-only: they never write (also on read-only storage).
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import sqlite3
+import stat
 import sys
 from pathlib import Path
 
 
-def read_facts(path: str | Path) -> list[dict]:
-    """Facts from a JSON list, a JSONL file, or a suite file (its ``facts``).
+class _Obj(dict):
+    """A JSON object as read by :func:`load_facts`: a dict that remembers repeated keys."""
+
+    __slots__ = ("dups",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.dups: list[str] = []
+
+
+def _object(pairs) -> _Obj:
+    d = _Obj()
+    for k, v in pairs:
+        if k in d:
+            d.dups.append(k)
+        d[k] = v
+    return d
+
+
+def _loads(text: str, where: str):
+    try:
+        return json.loads(text, object_pairs_hook=_object)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{where}: invalid JSON ({e.msg} at line {e.lineno} column {e.colno})") from None
+    except RecursionError:
+        raise ValueError(f"{where}: invalid JSON (nested too deeply to read)") from None
+    except ValueError as e:  # e.g. an integer literal beyond Python's int-to-str digit limit
+        raise ValueError(f"{where}: invalid JSON ({e})") from None
+
+
+def _check_fact_keys(fact, label: str) -> None:
+    """A repeated key in a fact (or in its categories / links) is an error naming it."""
+    if not isinstance(fact, _Obj):
+        return
+    fid = fact.get("id")
+    shown = repr(fid) if isinstance(fid, str) else repr(fid)[:40]
+    if fact.dups:
+        raise ValueError(f"{label}: fact {shown}: field {fact.dups[0]!r}: given twice in the object (duplicate JSON key)")
+    for key in ("categories", "links"):
+        inner = fact.get(key)
+        if isinstance(inner, _Obj) and inner.dups:
+            raise ValueError(f"{label}: fact {shown}: field {key!r}: key {inner.dups[0]!r} given twice (duplicate JSON key)")
+
+
+def _read_text(p: Path, what: str) -> str:
+    try:
+        data = p.read_bytes()
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{what} {p} does not exist") from None
+    except IsADirectoryError:
+        raise ValueError(f"{what} {p}: is a directory") from None
+    except OSError as e:
+        raise ValueError(f"{what} {p}: cannot read ({e.strerror})") from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{p}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+
+
+def load_facts(path: str | Path) -> tuple[list, list[str]]:
+    """Facts from a JSON list, a JSONL file, or a suite file (its ``facts``), with a label per
+    fact for error messages (``FILE: facts[i]`` or ``FILE: line n``).
 
     A suite's other keys (``role`` in particular) are passed through untouched; the bank ignores
-    every key it does not know.
+    every key it does not know. Invalid JSON, a repeated key, ``facts`` that is not a list, or
+    nesting too deep to read raise :class:`ValueError` naming the file (and the fact).
     """
     p = Path(path)
-    if not p.exists():
-        raise FileNotFoundError(f"facts file {p} does not exist")
-    text = p.read_text(encoding="utf-8")
+    text = _read_text(p, "facts file")
     if p.suffix == ".jsonl":
-        out = []
+        out, labels = [], []
         for n, line in enumerate(text.splitlines(), 1):
             if line.strip():
-                try:
-                    out.append(json.loads(line))
-                except json.JSONDecodeError as e:
-                    raise ValueError(f"{p}: line {n}: invalid JSON ({e.msg})") from None
-        return out
-    try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise ValueError(f"{p}: invalid JSON ({e.msg} at line {e.lineno})") from None
-    if isinstance(obj, dict) and "facts" in obj:
-        return list(obj["facts"])
-    if isinstance(obj, list):
-        return obj
-    raise ValueError(f"{p}: expected a JSON list of facts, JSONL, or a suite file with 'facts'")
+                label = f"{p}: line {n}"
+                obj = _loads(line, label)
+                _check_fact_keys(obj, label)
+                out.append(obj)
+                labels.append(label)
+        return out, labels
+    obj = _loads(text, str(p))
+    if isinstance(obj, dict):
+        if isinstance(obj, _Obj) and obj.dups:
+            raise ValueError(f"{p}: key {obj.dups[0]!r} given twice in the top-level object (duplicate JSON key)")
+        if "facts" not in obj:
+            raise ValueError(f"{p}: expected a JSON list of facts, JSONL, or a suite file with 'facts'")
+        facts = obj["facts"]
+        if not isinstance(facts, list):
+            raise ValueError(f"{p}: field 'facts': expected a list of fact objects, got {type(facts).__name__ if facts is not None else 'null'}")
+    elif isinstance(obj, list):
+        facts = obj
+    else:
+        raise ValueError(f"{p}: expected a JSON list of facts, JSONL, or a suite file with 'facts'; got {type(obj).__name__}")
+    labels = [f"{p}: facts[{i}]" for i in range(len(facts))]
+    for f, label in zip(facts, labels):
+        _check_fact_keys(f, label)
+    return facts, labels
 
 
-def _open(args):
+def read_facts(path: str | Path) -> list:
+    """The facts of :func:`load_facts` (without their labels)."""
+    return load_facts(path)[0]
+
+
+def _open(args, readonly: bool = False):
     from ._bank import Bank
 
-    if not Path(args.path).exists() and args.command_bank != "init":
-        raise FileNotFoundError(f"bank {args.path} does not exist (create it with `fr bank init {args.path}`)")
-    return Bank.open(args.path, embedder=args.embedder)
+    return Bank.open(args.path, embedder=args.embedder, readonly=readonly, create=False)
 
 
 def _print_result(res, full: bool) -> None:
@@ -81,8 +160,113 @@ def explanation_lines(e: dict) -> list[str]:
     ]
 
 
+def _write_out(path: str, text: str) -> None:
+    """Write ``text`` to ``path`` whole or not at all (a temporary file renamed into place; a
+    device or pipe is written directly)."""
+    p = Path(path)
+    try:
+        st = p.stat()
+    except FileNotFoundError:
+        st = None
+    except OSError as e:
+        raise ValueError(f"--out {p}: {e.strerror}") from None
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        raise ValueError(f"--out {p}: is a directory")
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        try:
+            with open(p, "w", encoding="utf-8") as fh:
+                fh.write(text)
+        except OSError as e:
+            raise ValueError(f"--out {p}: {e.strerror}; the export is incomplete") from None
+        return
+    if not p.parent.is_dir():
+        raise ValueError(f"--out {p}: folder {str(p.parent)!r} does not exist; nothing was exported")
+    tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, p)
+    except OSError as e:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+        raise ValueError(f"--out {p}: {e.strerror}; nothing was exported") from None
+
+
+def _emit(text: str) -> None:
+    """Write ``text`` to stdout whole, or raise (``BrokenPipeError`` when the reader left, as in
+    ``fr bank export BANK | head``). With unbuffered stdout (``PYTHONUNBUFFERED``), a plain
+    ``print`` of a large text to a pipe whose reader left writes one pipe-full and silently
+    drops the rest; here every short write is continued, so the broken pipe is seen."""
+    sys.stdout.flush()
+    out = getattr(sys.stdout, "buffer", None)
+    if out is None:  # a text-only stream (a redirection in tests)
+        sys.stdout.write(text)
+        return
+    view = memoryview(text.encode("utf-8"))
+    while view:
+        n = out.write(view)
+        view = view[(len(view) if n is None else n):]
+    out.flush()
+
+
+def _check_k(k: int) -> None:
+    from ._pipeline import PipelineConfig
+    from ._bank import result_limit
+
+    if k < 1:
+        raise ValueError(f"--k {k}: must be at least 1")
+    limit = result_limit(PipelineConfig())
+    if limit is not None and k > limit:
+        raise ValueError(f"--k {k}: at most {limit} results can be returned (the pipeline ranks its {limit} distilled "
+                         f"candidates); use --k {limit} or less")
+
+
 def run(args) -> int:
+    """Run one ``fr bank`` action; every failure becomes one line (``ValueError`` for
+    :func:`frcore.cli.main` to print, exit status 2)."""
+    from ._facts import FactError
+    from ._store import StoreError, storage_error
+
+    path = getattr(args, "path", None)
+    try:
+        rc = _run(args)
+        sys.stdout.flush()  # a full disk or closed pipe on stdout is reported here, not at exit
+        return rc
+    except StoreError as e:
+        msg = str(e)
+        if e.kind == "missing":
+            msg += f" (create it with `fr bank init {path}`)"
+        raise ValueError(_prefixed(args, msg)) from None
+    except FactError as e:
+        raise ValueError(str(e)) from None
+    except sqlite3.Error as e:
+        raise ValueError(_prefixed(args, str(storage_error(str(path), e)))) from None
+    except BrokenPipeError:
+        raise
+    except OSError as e:
+        if not e.filename:  # stdout itself failed (a full disk): frcore.cli.main also drops its buffer
+            raise OSError(e.errno, f"cannot write the output: {e.strerror or e}") from None
+        raise ValueError(f"{e.filename}: {e.strerror or e}") from None
+    except RecursionError:
+        raise ValueError("input nested too deeply to process") from None
+
+
+def _prefixed(args, msg: str) -> str:
+    """An erase that failed says that nothing was erased (it is one transaction)."""
+    if args.command_bank != "erase":
+        return msg
+    if msg.startswith("erase:"):
+        return f"{msg}; nothing was erased"
+    return f"erase of {args.id!r} failed, nothing was erased: {msg}"
+
+
+def _run(args) -> int:
     from ._bank import Bank
+    from ._store import Store
 
     cmd = args.command_bank
     if cmd == "bench":
@@ -90,24 +274,51 @@ def run(args) -> int:
 
         res = bench(tuple(int(x) for x in args.sizes.split(",")), embedding=not args.no_embedding)
         if args.json:
-            Path(args.json).write_text(json.dumps(res, indent=1))
+            _write_out(args.json, json.dumps(res, indent=1))
         return 0
     if cmd == "init":
-        Bank.open(args.path, embedder=args.embedder).close()
-        print(f"initialised {args.path}")
+        p = Path(args.path)
+        existed = p.is_file() and p.stat().st_size > 0
+        with Store.open(args.path, create=True) as store:
+            n = store.count()
+        print(f"{args.path}: already an FR-Bank ({n} edges); unchanged" if existed else f"initialised {args.path}")
         return 0
-    bank = _open(args)
+    if cmd == "purge":
+        with Store.open(args.path, create=False) as store:
+            res = store.purge(timeout=args.wait)
+        print(json.dumps(res) if args.json else res["note"])
+        return 0 if res["purged"] else 1
+    if cmd == "export":
+        with Store.open(args.path, readonly=True) as store:
+            text = json.dumps(store.export(), default=str, indent=1)
+        if args.out:
+            _write_out(args.out, text)
+            print(f"exported to {args.out}")
+        else:
+            _emit(text + "\n")
+        return 0
+    if cmd in ("query", "explain"):
+        _check_k(args.k)
+    facts = labels = None
+    if cmd == "add":
+        facts, labels = load_facts(args.file)  # a bad file fails before the bank is opened
+    bank = _open(args, readonly=cmd in ("query", "explain"))
     try:
         if cmd == "add":
-            ids = bank.add(read_facts(args.file))
-            out = {"added": len(ids), "ids": ids}
-            print(json.dumps(out) if args.json else f"added {len(ids)} facts")
+            added = bank.add(facts, where=labels)
+            out = {"added": len(added), "ids": list(added), "unchanged": added.unchanged}
+            note = f"; {len(added.unchanged)} already stored, identical (skipped)" if added.unchanged else ""
+            print(json.dumps(out) if args.json else f"added {len(added)} facts{note}")
         elif cmd == "retract":
             bank.retract(args.id, at=args.at, reason=args.reason)
             print(json.dumps({"retracted": args.id}) if args.json else f"retracted {args.id}")
         elif cmd == "erase":
-            audit = bank.erase(args.id, reason=args.reason)
-            print(json.dumps(audit, default=str) if args.json else f"erased {args.id}")
+            rec = bank.erase(args.id, reason=args.reason, wait=args.wait)
+            if args.json:
+                print(json.dumps(rec, default=str))
+            else:
+                print(f"erased {args.id}")
+                print(("" if rec["purged"] else "note: ") + rec["note"])
         elif cmd in ("query", "explain"):
             # whatever lists score terms (explain, and query --json) carries their explanation
             retrieve = bank.explain if (cmd == "explain" or args.json) else bank.query
@@ -117,14 +328,6 @@ def run(args) -> int:
                 print(json.dumps(res.to_dict(), default=str))
             else:
                 _print_result(res, full=(cmd == "explain"))
-        elif cmd == "export":
-            data = bank.export()
-            text = json.dumps(data, default=str, indent=1)
-            if args.out:
-                Path(args.out).write_text(text)
-                print(f"exported to {args.out}")
-            else:
-                print(text)
     finally:
         bank.close()
     return 0
@@ -134,14 +337,15 @@ def register(subparsers) -> None:
     p = subparsers.add_parser("bank", help="FR-Bank: a persistent lifecycle-aware memory store")
     sub = p.add_subparsers(dest="command_bank", metavar="ACTION", required=True)
 
-    def common(sp, with_json=True):
+    def common(sp, with_json=True, embedder=True):
         sp.add_argument("path", help="bank file (SQLite)")
-        sp.add_argument("--embedder", default="hash", help="hash (default, fast) or minilm")
+        if embedder:
+            sp.add_argument("--embedder", default="hash", help="hash (default, fast) or minilm")
         if with_json:
             sp.add_argument("--json", action="store_true", help="machine-readable output")
 
-    common(sub.add_parser("init", help="create an empty bank"), with_json=False)
-    sp = sub.add_parser("add", help="add facts from JSON, JSONL or a suite file")
+    common(sub.add_parser("init", help="create an empty bank (an existing bank is left unchanged)"), with_json=False)
+    sp = sub.add_parser("add", help="add facts from JSON, JSONL or a suite file (identical facts already stored are skipped)")
     common(sp)
     sp.add_argument("file")
     for name in ("retract", "erase"):
@@ -151,13 +355,19 @@ def register(subparsers) -> None:
         sp.add_argument("--reason")
         if name == "retract":
             sp.add_argument("--at", help="effective time (default now)")
+        else:
+            sp.add_argument("--wait", type=float, default=2.0,
+                            help="seconds to wait for readers before the purge is reported pending (default 2)")
+    sp = sub.add_parser("purge", help="finish a pending erase purge: checkpoint and truncate the WAL (exit 1 if readers still block it)")
+    common(sp, embedder=False)
+    sp.add_argument("--wait", type=float, default=30.0, help="seconds to wait for readers (default 30)")
     for name in ("query", "explain"):
         sp = sub.add_parser(name, help="retrieve" if name == "query" else "retrieve with every score term")
         common(sp)
         sp.add_argument("text")
         sp.add_argument("--at", help="query (valid) time, YYYY-MM-DD or ISO (default now)")
         sp.add_argument("--known-at", dest="known_at", help="transaction-time cut: what the bank knew then")
-        sp.add_argument("--k", type=int, default=10)
+        sp.add_argument("--k", type=int, default=10, help="results (1 to 20, the pipeline's distilled candidates)")
         sp.add_argument("--intent", help="override: current, historical, change_history, upcoming, retraction_aware, broad")
         sp.add_argument("--categories", help="override routing: comma-separated category names")
     sp = sub.add_parser("bench", help="benchmark ingest, query latency and memory at several bank sizes (JSON)")
