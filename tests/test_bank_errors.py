@@ -27,6 +27,7 @@ from frcore.bank._facts import FactError, parse_fact
 from frcore.bank._store import Store, StoreError
 
 FR = [sys.executable, "-m", "frcore.cli"]
+HASH = ("hash-256", 256)
 
 
 def fact(fid="x", **kw):
@@ -61,7 +62,7 @@ def digest(path: Path) -> str:
 @pytest.fixture
 def bank(tmp_path):
     p = tmp_path / "bank.db"
-    with Store.open(p) as s:
+    with Store.open(p, embedder=HASH) as s:  # the hashing embedder: fast, no model to load
         s.add_facts([fact("keep", slot="s")])
     return p
 
@@ -214,7 +215,7 @@ def test_readd_identical_is_a_noop_and_conflicts_name_the_id(capsys, tmp_path, b
     assert code == 0 and out.strip() == "added 1 facts; 1 already stored, identical (skipped)"
     v = state(bank)
     code, out, _ = fr(capsys, "add", bank, f, "--json")  # the retry after a crash: a no-op
-    assert code == 0 and json.loads(out) == {"added": 0, "ids": [], "unchanged": ["keep", "n1"]}
+    assert code == 0 and json.loads(out) == {"added": 0, "ids": [], "unchanged": ["keep", "n1"], "quarantined": []}
     assert state(bank) == v  # nothing written, not even the version counter
     f.write_text(json.dumps([fact("n2"), fact("n1", text="text of n1, changed", links={"supersedes": "keep"})]))
     code, _, err = fr(capsys, "add", bank, f)
@@ -283,9 +284,9 @@ def test_a_file_that_is_not_a_bank_is_refused_and_never_modified(capsys, tmp_pat
         c.close()
     if name == "empty-file":
         code, out, _ = fr(capsys, "init", p)
-        assert code == 0 and out.strip() == f"initialised {p}"
+        assert code == 0 and out.strip() == f"initialised {p}, embedder all-MiniLM-L6-v2 (384-d)"  # the default
         code, out, _ = fr(capsys, "init", p)
-        assert code == 0 and "already an FR-Bank (0 edges); unchanged" in out
+        assert code == 0 and "already an FR-Bank (0 edges, embedder all-MiniLM-L6-v2 (384-d)); unchanged" in out
 
 
 def test_directory_and_missing_paths(capsys, tmp_path):
@@ -308,7 +309,7 @@ def test_directory_and_missing_paths(capsys, tmp_path):
 
 def _bank_with(tmp_path, n=400) -> Path:
     p = tmp_path / "big.db"
-    with Store.open(p) as s:
+    with Store.open(p, embedder=HASH) as s:
         s.add_facts([fact(f"f{i}", text=f"fact number {i} " + "padding " * 30) for i in range(n)])
     return p
 
@@ -387,7 +388,7 @@ def test_read_only_bank_can_be_queried_and_refuses_writes(tmp_path):
         d = tmp_path / what
         d.mkdir()
         p = d / "bank.db"
-        with Store.open(p) as s:
+        with Store.open(p, embedder=HASH) as s:
             s.add_facts([fact("home", text="I live in Porto", slot="home"), fact("pet", text="I have a cat named Miso")])
         assert not Path(f"{p}-wal").exists()  # closed cleanly: no -wal, as a copied or archived bank
         banks[what] = (p, digest(p))
@@ -416,13 +417,13 @@ def test_read_only_bank_can_be_queried_and_refuses_writes(tmp_path):
             assert "read-only" in err
         p, before = banks[what]
         assert digest(p) == before, what
-        with Store.open(p) as s:
+        with Store.open(p, embedder=HASH) as s:
             assert s.count() == 2 and s.integrity_check() == "ok"
 
 
 def test_disk_full_rolls_back_and_says_so(tmp_path):
     p = tmp_path / "full.db"
-    with Store.open(p) as s:
+    with Store.open(p, embedder=HASH) as s:
         s.add_facts([fact("keep")])
     size = p.stat().st_size
     facts = tmp_path / "many.json"
@@ -435,7 +436,7 @@ def test_disk_full_rolls_back_and_says_so(tmp_path):
     [(code, _, err)] = _drive([["add", p, facts]], setup=limit)
     line = one_line_error(err)
     assert code == 2 and ("disk I/O error" in line or "disk full" in line) and "rolled back" in line, line
-    with Store.open(p) as s:
+    with Store.open(p, embedder=HASH) as s:
         assert s.integrity_check() == "ok" and s.count() == 1
     # the export's destination full: one line, nothing half-written under the name
     code, _, err = fr_plain(["export", p, "--out", "/dev/full"])
@@ -468,3 +469,23 @@ def test_export_into_a_closed_pipe(tmp_path, unbuffered):
     assert "Traceback" not in r.stderr and "Exception ignored" not in r.stderr, r.stderr
     assert _own_lines(r.stderr) == ["fr bank: output closed early (broken pipe); the rest was not written"], r.stderr
     assert r.stdout.strip() == "141"  # as a shell reports a command killed by SIGPIPE
+
+
+def test_an_id_a_command_line_cannot_carry_is_erased_with_json_id(capsys, tmp_path):
+    """A NUL byte cannot be passed in argv; ``--json-id`` takes the id as a JSON string literal
+    (a bank written before control characters in ids were refused may hold one)."""
+    p = tmp_path / "nul.db"
+    with Store.open(p, embedder=HASH) as s:
+        s.add_facts([fact("ok")])
+    c = sqlite3.connect(p)
+    c.execute("INSERT INTO edges (id, text, categories, said_at, confidence, numeric, links, kind, quarantined, recorded_at, batch)"
+              " VALUES (?, 't', '{\"OTHER\":1.0}', '2025-01-01T00:00:00.000000', 1, 0, '{}', 'fact', 0, '2025-01-01T00:00:00.000000', 9)",
+              ("a\x00b",))
+    c.commit()
+    c.close()
+    code, _, err = fr(capsys, "erase", p, "a", "--json-id")
+    assert code == 2 and "--json-id: 'a' is not a JSON string literal" in one_line_error(err)
+    code, out, err = fr(capsys, "erase", p, '"a\\u0000b"', "--json-id")
+    assert code == 0 and out.splitlines()[0] == "erased 'a\\x00b'", err
+    with Store.open(p, readonly=True) as s:
+        assert [e.id for e in s.edges()] == ["ok"] and s.was_erased("a\x00b")

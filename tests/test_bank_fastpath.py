@@ -151,7 +151,7 @@ def test_row_set_cache_equals_a_fresh_bank(tmp_path):
     configs = [PipelineConfig(), PipelineConfig(ranker="cosine", overwrite=True), PipelineConfig(untyped_expiry=True), PipelineConfig(ranker="bm25")]
     queries = ["synthetic fact about topic 7", "any upcoming obligations this week", "number 3"]
     ats = ["2025-07-01", "2025-08-01", "2024-06-01", "2025-07-01"]
-    with Bank.open(str(tmp_path / "a.db")) as bank:
+    with Bank.open(str(tmp_path / "a.db"), embedder="hash") as bank:
         bank.add(facts[:300])
         got = [_dump(bank.query(q, at=at, config=c)) for at in ats for q in queries for c in configs]
         assert len(bank._rows) == 2  # two valid times after the last edge share one row set
@@ -163,7 +163,7 @@ def test_row_set_cache_equals_a_fresh_bank(tmp_path):
         for at in ats:
             for q in queries:
                 for c in configs:
-                    with Bank.open(str(tmp_path / f"f{stage}.db")) as b:
+                    with Bank.open(str(tmp_path / f"f{stage}.db"), embedder="hash") as b:
                         if not b.store.count():
                             b.add(facts[:300] if stage == 0 else facts)
                             if stage == 1:
@@ -175,7 +175,7 @@ def test_row_set_cache_equals_a_fresh_bank(tmp_path):
 def test_query_on_a_snapshot_with_no_edges(tmp_path):
     import datetime as dt
 
-    with Bank.open(str(tmp_path / "e.db")) as bank:
+    with Bank.open(str(tmp_path / "e.db"), embedder="hash") as bank:
         bank.add(synthetic_facts(20, seed=0), recorded_at=dt.datetime(2025, 1, 1))
         res = bank.query("synthetic fact", at="2025-06-01", known_at="2020-01-01")
         assert res.results == () and res.n_candidates == 0

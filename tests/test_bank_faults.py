@@ -232,7 +232,7 @@ def test_sigkill_during_cli_add_then_retry(tmp_path):
     rng = random.Random(7)
     for trial in range(CLI_TRIALS):
         db = tmp_path / f"cli{trial}.db"
-        Store.open(db).close()
+        Store.open(db, embedder=("hash-256", 256)).close()  # the hashing embedder, recorded
         proc = subprocess.Popen([sys.executable, "-m", "frcore.cli", "bank", "add", str(db), str(src)],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         time.sleep(rng.uniform(1.0, 4.0))

@@ -104,8 +104,8 @@ def test_failed_batch_adds_nothing(bank):
 
 def test_role_key_is_ignored(tmp_path):
     """A suite's ``role`` must never influence state or ranking."""
-    a = Bank.open(str(tmp_path / "a.db"))
-    b = Bank.open(str(tmp_path / "b.db"))
+    a = Bank.open(str(tmp_path / "a.db"), embedder="hash")
+    b = Bank.open(str(tmp_path / "b.db"), embedder="hash")
     a.add([dict(f, role="stable") for f in FACTS])
     b.add([dict(f, role="retracted") for f in FACTS])
     for q in ("diet", "dog plans", "trip", "sister"):
@@ -207,7 +207,7 @@ def test_linked_similarity_surfaces_the_replacement(tmp_path):
         {"id": "old", "text": "uses an iphone for calls", "categories": {"PREFERENCES_HABITS": 1.0}, "slot": "phone", "said_at": "2025-01-01"},
         {"id": "new", "text": "switched to a galaxy android handset", "categories": {"PREFERENCES_HABITS": 1.0}, "slot": "phone", "said_at": "2025-05-01"},
     ] + [{"id": f"x{i}", "text": f"unrelated chatter number {i} about weather and iphone news", "categories": {"OTHER": 1.0}, "said_at": "2025-03-01"} for i in range(30)]
-    with Bank.open(str(tmp_path / "l.db")) as b:
+    with Bank.open(str(tmp_path / "l.db"), embedder="hash") as b:
         b.add(facts)
         on = b.query("which iphone does the user use for calls", at="2025-06-01", k=3)
         off = b.query("which iphone does the user use for calls", at="2025-06-01", k=3, config=PipelineConfig(propagation=0.0))
@@ -257,10 +257,10 @@ def test_distillation_uses_the_kernels_compatibility_rule(monkeypatch):
 def test_a_write_by_another_connection_is_seen(tmp_path):
     """Cached per-snapshot views are keyed by the store's persisted version counter."""
     path = str(tmp_path / "shared.db")
-    reader = Bank.open(path)
+    reader = Bank.open(path, embedder="hash")
     reader.add(FACTS[:1])
     assert "sister" not in reader.query("sister named Ines in Porto", at="2025-07-01").ids
-    with Bank.open(path) as writer:
+    with Bank.open(path, embedder="hash") as writer:
         writer.add([FACTS[-1]])
     assert "sister" in reader.query("sister named Ines in Porto", at="2025-07-01").ids
     reader.close()

@@ -247,6 +247,8 @@ def bad_file(tmp_path):
     ["sweep", "grid", "--suite", "synthetic", "--embedder", "hash", "--param", "global_alpha=0.1,0.2", "--json", "/tmp/never.json"],
     ["theory", "--suite", "synthetic", "--embedder", "hash"],
     ["calibrate", "--suite", "synthetic", "--embedder", "hash", "--out", "/tmp/never.json"],
+    ["bank", "query", "/nonexistent/bank.db", "where do I live"],  # checked before the bank is opened
+    ["bank", "explain", "/nonexistent/bank.db", "where do I live"],
 ])
 def test_every_scoring_command_rejects_a_bad_params_file_in_one_line(argv, bad_file, capsys):
     rc, out = _run_cli(argv + ["--params", bad_file], capsys)
@@ -260,6 +262,7 @@ def test_every_scoring_command_rejects_a_bad_params_file_in_one_line(argv, bad_f
     ["sweep", "grid", "--suite", "synthetic", "--embedder", "hash", "--param", "alpha.NOPE=0.1,0.2", "--json", "/tmp/never.json"],
     ["theory", "--suite", "synthetic", "--embedder", "hash", "--param", "alpha.NOPE=0.1"],
     ["compare", "--suite", "synthetic", "--embedder", "hash", "--a", "default", "--b", "default", "--b-param", "alpha.NOPE=0.1"],
+    ["bank", "query", "/nonexistent/bank.db", "where do I live", "--param", "alpha.NOPE=0.1"],
 ])
 def test_every_scoring_command_rejects_a_bad_override_in_one_line(argv, capsys):
     rc, out = _run_cli(argv, capsys)
@@ -309,3 +312,30 @@ def test_theory_and_calibrate_score_under_the_given_params():
     assert np.array_equal(np.asarray(p.rates), np.asarray(fast.rates))  # rates held fixed at the base's
     p0, _ = calibrate(default_ctx.corpus, base=fast)
     assert np.array_equal(np.asarray(p0.alpha), np.asarray(p.alpha))  # base= is the same as a corpus scored under it
+
+
+def test_bank_query_reads_params_and_overrides(tmp_path, capsys):
+    """`fr bank query` scores under --params FILE / --param NAME=VALUE: the default file gives the
+    default scores, a changed file and its override form give the same changed scores."""
+    from frcore.bank import Bank
+
+    db = tmp_path / "bank.db"
+    with Bank.open(str(db), embedder="hash") as bank:
+        bank.add([
+            {"id": "old", "text": "Lives in Porto near the river", "categories": {"LOGISTICAL_CONTEXT": 1.0},
+             "said_at": "2024-01-01", "slot": "city"},
+            {"id": "new", "text": "Moved to Lisbon for a new job", "categories": {"LOGISTICAL_CONTEXT": 1.0},
+             "said_at": "2025-01-01", "slot": "city"},
+            {"id": "dr", "text": "Dentist appointment every spring", "categories": {"OBLIGATIONS": 1.0}, "said_at": "2023-05-01"},
+        ])
+    default_file = fr.save_params(fr.default_params(), tmp_path / "default.json")
+    changed = fr.save_params(fr.apply_param_overrides(None, ["alpha.*=1", "floor.*=0"]), tmp_path / "changed.json")
+    scores = {}
+    for name, extra in (("none", []), ("default", ["--params", str(default_file)]), ("file", ["--params", str(changed)]),
+                        ("flags", ["--param", "alpha.*=1", "--param", "floor.*=0"])):
+        rc, out = _run_cli(["bank", "query", str(db), "where does the user live", "--at", "2025-06-01", "--json", *extra], capsys)
+        assert rc == 0, out.err
+        scores[name] = {r["id"]: r["score"] for r in json.loads(out.out)["results"]}
+    assert scores["none"] == scores["default"]
+    assert scores["file"] == scores["flags"]
+    assert scores["file"].keys() == scores["none"].keys() and scores["file"] != scores["none"]

@@ -1,7 +1,9 @@
 """FR-Bank: a persistent, append-only, bi-temporal lifecycle-aware memory store with the
 eight-stage retrieval pipeline (SPEC §4)."""
 
-from ._bank import Bank as Bank, QueryResult as QueryResult, parse_time as parse_time, to_hours as to_hours
+from ._bank import Bank as Bank, EmbedderMismatch as EmbedderMismatch, QueryResult as QueryResult
+from ._bank import neutralize as neutralize, owner_pattern as owner_pattern, result_limit as result_limit
+from ._bank import parse_time as parse_time, to_hours as to_hours
 from ._cache import CachedEmbedder as CachedEmbedder
 from ._embed import get_embedder as get_embedder
 from ._facts import FactRecord as FactRecord, parse_fact as parse_fact
@@ -9,14 +11,16 @@ from ._injection import Detection as Detection, detect as detect_injection, inst
 from ._injection import looks_like_instruction as looks_like_instruction
 from ._lifecycle import derive_states as derive_states
 from ._pipeline import PipelineConfig as PipelineConfig, retrieve as retrieve, scale_sigma_max as scale_sigma_max
-from ._query import Router as Router, infer_intent as infer_intent
+from ._query import INTENT_RULES as INTENT_RULES, Router as Router, infer_intent as infer_intent
 
 __all__ = [
     "Bank", "QueryResult", "PipelineConfig", "Router", "infer_intent", "retrieve", "parse_time", "to_hours",
+    # query understanding: the intent rules, the owner's name read as "the user", the largest k
+    "INTENT_RULES", "owner_pattern", "neutralize", "result_limit",
     # facts and their lifecycle states
     "FactRecord", "parse_fact", "derive_states",
-    # embedders
-    "get_embedder", "CachedEmbedder",
+    # embedders (a bank records its own: opening it with another raises EmbedderMismatch)
+    "get_embedder", "CachedEmbedder", "EmbedderMismatch",
     # the σ-scale rule of PipelineConfig(sigma_scale="max")
     "scale_sigma_max",
     # the prompt-injection detector behind quarantine

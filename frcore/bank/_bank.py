@@ -12,14 +12,37 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from .._params import LifecycleParams, default_params, validate_params
+from .._time import EPOCH as EPOCH, hours_since_epoch, parse_time as _parse_time
 from .._packed import ROW_START
 from .._types import STATE_NAMES, score_summands
-from ._embed import get_embedder
+from ._embed import DEFAULT_EMBEDDER, embedder_identity, get_embedder
 from ._lexical import LexicalIndex, _tokenize_many
 from ._pipeline import PipelineConfig, Prepared, Retrieval, related_pairs, retrieve
 from ._query import Router, check_intent, infer_intent, routing_from_categories
+from ._store import StoreError
 
-EPOCH = _dt.datetime(1970, 1, 1)
+
+
+class EmbedderMismatch(StoreError):
+    """A bank opened with an embedder other than its own (see :meth:`Bank.open`); the message
+    names both."""
+
+    def __init__(self, message: str):
+        super().__init__(message, "embedder")
+
+
+def _vectors_embedder(store) -> tuple[str, int] | None:
+    """The embedder (name, dim) of every vector a bank without a recorded embedder stores: the
+    model keys without their owner suffix, if exactly one; else ``None``."""
+    bases = {m.split("|owner=", 1)[0]: d for m, d in store.embedding_models().items()}
+    if len(bases) != 1:
+        return None
+    (name, dim), = bases.items()
+    try:
+        known = embedder_identity(name)
+    except ValueError:  # vectors of a caller's own embedder object: nothing to infer from the name
+        return None
+    return known if known[1] == dim else None
 
 
 def owner_pattern(owner: str | None):
@@ -44,31 +67,17 @@ def neutralize(text: str, pattern) -> str:
 
 
 def to_hours(t: _dt.datetime) -> float:
-    """Hours since the Unix epoch (naive UTC)."""
-    if t.tzinfo is not None:
-        t = t.astimezone(_dt.timezone.utc).replace(tzinfo=None)
-    return (t - EPOCH).total_seconds() / 3600.0
+    """Hours since the Unix epoch (naive UTC; an aware time is converted):
+    :func:`frcore._time.hours_since_epoch`."""
+    return hours_since_epoch(t)
 
 
 def parse_time(value: str | _dt.datetime | _dt.date | None, field_name: str = "at") -> _dt.datetime | None:
-    """``YYYY-MM-DD`` or ISO datetime → naive UTC datetime; ``ValueError`` naming the field."""
+    """``YYYY-MM-DD`` or ISO datetime → naive UTC datetime (:func:`frcore._time.parse_time`);
+    ``None`` stays ``None``; a ``ValueError`` naming the field (``at: PROBLEM``)."""
     if value is None:
         return None
-    if isinstance(value, _dt.datetime):
-        t = value
-    elif isinstance(value, _dt.date):
-        t = _dt.datetime(value.year, value.month, value.day)
-    else:
-        try:
-            t = _dt.datetime.fromisoformat(str(value).strip().replace("Z", "+00:00"))
-        except ValueError:
-            raise ValueError(f"{field_name}: cannot parse date {value!r} (expected YYYY-MM-DD or ISO datetime)") from None
-    if t.tzinfo is not None:
-        try:
-            t = t.astimezone(_dt.timezone.utc).replace(tzinfo=None)
-        except (OverflowError, ValueError):
-            raise ValueError(f"{field_name}: {value!r} is out of range once converted to UTC (years 1-9999)") from None
-    return t
+    return _parse_time(value, field_name, error=lambda problem: ValueError(f"{field_name}: {problem}"))
 
 
 #: Embedding batch size of :meth:`Bank.add` and of re-embedding at query time.
@@ -182,17 +191,57 @@ class Bank:
 
     # ------------------------------------------------------------------ lifecycle
     @classmethod
-    def open(cls, path: str, embedder: str | Any = "hash", params: LifecycleParams | None = None, owner: str | None = None,
-             *, readonly: bool = False, create: bool = True) -> "Bank":
-        """Open (or create, with ``create``) the bank at ``path`` with an embedder name (``hash``,
-        ``minilm``) or object; ``owner`` is the name of the user whose memory this is (see
-        :func:`owner_pattern`). ``readonly``: never write (queries re-embed a missing vector in
-        memory); works on read-only storage. A file that is not an FR-Bank is refused, untouched."""
+    def open(cls, path: str, embedder: str | Any | None = None, params: LifecycleParams | None = None,
+             owner: str | None = None, *, readonly: bool = False, create: bool = True) -> "Bank":
+        """Open (or create, with ``create``) the bank at ``path``; ``owner`` is the name of the
+        user whose memory this is (see :func:`owner_pattern`). ``readonly``: never write (queries
+        re-embed a missing vector in memory); works on read-only storage. A file that is not an
+        FR-Bank is refused, untouched.
+
+        The bank's embedder is recorded in the bank (name and dimension, when it is created; a
+        bank without a record records it on its first write). ``embedder=None`` uses the
+        recorded one — for a bank without a record, the one all its stored vectors were made
+        with, else :data:`frcore.bank._embed.DEFAULT_EMBEDDER` (MiniLM). An embedder asked for
+        explicitly (a name: ``hash``, ``hash-<dim>``, ``minilm``; or an object with ``name``,
+        ``dim``, ``embed``) must be the recorded one: another raises :class:`EmbedderMismatch`
+        naming both, and nothing is written (cosines between two embedders' vectors mean
+        nothing; to change embedder, export the facts and add them to a new bank).
+        """
         from ._store import Store
 
-        store = Store.open(path, readonly=readonly, create=create)  # first: a bad path fails before a model loads
+        asked = None
+        if embedder is not None:
+            asked = (embedder_identity(embedder) if isinstance(embedder, str)
+                     else (str(embedder.name), int(embedder.dim)))
+        # first: a bad path fails before a model loads
+        store = Store.open(path, readonly=readonly, create=create,
+                           embedder=asked or embedder_identity(DEFAULT_EMBEDDER))
         try:
-            emb = get_embedder(embedder) if isinstance(embedder, str) else embedder
+            recorded, source = store.recorded_embedder(), "recorded in the bank"
+            if recorded is None:
+                recorded, source = _vectors_embedder(store), "the embedder of its stored vectors"
+            if asked is not None and recorded is not None and asked != recorded:
+                raise EmbedderMismatch(
+                    f"{path}: the bank's embedder is {recorded[0]!r} ({recorded[1]}-d, {source}); "
+                    f"asked for {asked[0]!r} "
+                    f"({asked[1]}-d): open it without an embedder (fr bank: without --embedder) to use its own; "
+                    f"vectors of two embedders are not comparable (to change embedder, export the facts and add them "
+                    f"to a new bank)")
+            if embedder is not None and not isinstance(embedder, str):
+                emb = embedder
+            else:
+                name = embedder if embedder is not None else (recorded[0] if recorded is not None else DEFAULT_EMBEDDER)
+                try:
+                    emb = get_embedder(name)
+                except ValueError:
+                    raise EmbedderMismatch(
+                        f"{path}: the bank's embedder {name!r} ({source}) is not a built-in one; "
+                        f"open it with that embedder object (Bank.open(path, embedder=...))") from None
+                if recorded is not None and (emb.name, emb.dim) != recorded:
+                    raise EmbedderMismatch(f"{path}: the bank's embedder {recorded[0]!r} ({recorded[1]}-d, {source}) "
+                                           f"loads as {emb.name!r} ({emb.dim}-d)")
+            if not store.readonly:  # recorded by the first write of a bank that has no record yet
+                store._embedder_to_record = (str(emb.name), int(emb.dim))
             return cls(store, emb, params, owner=owner)
         except BaseException:
             store.close()
@@ -217,9 +266,10 @@ class Bank:
         """Validate, embed and store facts with their vectors in one transaction (all or nothing).
 
         Returns the ids stored (a :class:`frcore.bank._store.Added` list; ``.unchanged`` lists
-        facts skipped because an identical fact is already stored — a retry is a no-op). A
-        different fact under a stored id is an error. ``where[i]`` names fact ``i`` in errors
-        (default ``facts[i]``)."""
+        facts skipped because an identical fact is already stored — a retry is a no-op;
+        ``.quarantined`` lists the stored facts held in quarantine: ``id``, ``field``, ``rule``,
+        ``slot``). A different fact under a stored id is an error. ``where[i]`` names fact ``i``
+        in errors (default ``facts[i]``)."""
         facts = list(facts)
         added = self.store.add_facts(facts, recorded_at=recorded_at, embed=self._embed_records, where=where)
         if added.unchanged:  # a retry of a batch stored by an older bank without its vectors: backfill them
@@ -235,6 +285,19 @@ class Bank:
                  for k in range(0, len(texts), EMBED_CHUNK)]
         vecs = np.concatenate(parts) if parts else np.zeros((0, self.embedder.dim), dtype=np.float32)
         return self.embedding_key, vecs
+
+    def release(self, edge_id: str, reason: str | None = None) -> dict:
+        """Release a quarantined fact as the owner's decision (an append-only release row; the
+        fact then takes part in retrieval). See :meth:`frcore.bank._store.Store.release`."""
+        out = self.store.release(edge_id, reason=reason)
+        self._views.clear()
+        self._rows.clear()
+        return out
+
+    def quarantine(self, include_released: bool = False) -> list[dict]:
+        """The facts held in quarantine, with the field and rule that fired
+        (:meth:`frcore.bank._store.Store.quarantine`)."""
+        return self.store.quarantine(include_released=include_released)
 
     def retract(self, edge_id: str, at=None, reason: str | None = None) -> None:
         """Record a retraction (the edge is masked from then on, and kept for audit)."""
@@ -296,7 +359,7 @@ class Bank:
         prepared = Prepared(
             weights=snap.weights, said_at_h=snap.said_at_h, event_h=snap.event_h, state=snap.state, confidence=snap.confidence,
             numeric=snap.numeric, slots=snap.slots, eligible=rows.eligible, at_h=to_hours(at), related=rows.related,
-            primary_rows=rows.primary,
+            primary_rows=rows.primary, kinds=snap.kinds,
         )
         view = _View(snap, rows.vectors, rows.lexical, prepared)
         self._views[key] = view

@@ -520,6 +520,21 @@ def get_embedder(name: str) -> Embedder:
     raise ValueError(f"name: unknown embedder {name!r}; expected one of {EMBEDDER_NAMES}")
 
 
+#: The embedder of a new bank when none is asked for (``fr bank`` and :meth:`frcore.bank.Bank.open`).
+DEFAULT_EMBEDDER = "minilm"
+
+
+def embedder_identity(name: str) -> tuple[str, int]:
+    """(``name``, ``dim``) that :func:`get_embedder` ``(name)`` would have, without loading a model
+    (what a bank records as its embedder). Raises ``ValueError`` as :func:`get_embedder` does."""
+    if not isinstance(name, str):
+        raise ValueError(f"name: expected str, got {type(name).__name__}")
+    if name.strip().lower() in ("minilm", "all-minilm-l6-v2"):
+        return MiniLMEmbedder.name, MiniLMEmbedder.dim
+    e = get_embedder(name)
+    return e.name, e.dim
+
+
 _BENCH_WORDS = (
     "user prefers coffee meeting tomorrow project deadline moved friday sister lives berlin "
     "allergic peanuts started new job bank doctor appointment march running marathon training "

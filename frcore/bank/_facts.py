@@ -16,10 +16,11 @@ import dataclasses
 import math
 import re
 from dataclasses import dataclass, field
-from datetime import date, datetime, timezone
+from datetime import datetime
 from typing import Any, Mapping
 
 from .._ontology import CATEGORY_NAMES
+from .._time import hours_since_epoch as hours_since_epoch, parse_time
 
 #: Link kinds an edge may carry to other edges (by id).
 LINK_KINDS: tuple[str, ...] = ("supersedes", "retracts", "contradicts", "tentative_for")
@@ -136,37 +137,29 @@ def detect_numeric(text: str) -> bool:
 # these two names are the API the store calls.
 from ._injection import instruction_rule as instruction_rule, looks_like_instruction as looks_like_instruction  # noqa: E402
 
+#: The fields of a fact checked for prompt injection: every free-text field that is stored and
+#: returned with results (link targets are ids of facts, checked as those facts' ids).
+INJECTION_FIELDS: tuple[str, ...] = ("text", "id", "slot", "speaker")
+
+
+def injection_finding(rec: "FactRecord") -> tuple[str, str] | None:
+    """(field, rule) of the first field of :data:`INJECTION_FIELDS` whose text reads as an
+    instruction to the model (:func:`instruction_rule`), or ``None`` for an ordinary fact."""
+    for name in INJECTION_FIELDS:
+        value = getattr(rec, name)
+        if isinstance(value, str) and value:
+            rule = instruction_rule(value)
+            if rule is not None:
+                return name, rule
+    return None
+
 
 # ----------------------------------------------------------------------------- validation
 
-_EPOCH = datetime(1970, 1, 1)
-
-
 def to_utc_naive(value: Any, field_name: str, where: str, fid: str) -> datetime:
-    """A datetime, date, or ``YYYY-MM-DD`` / ISO-8601 string → naive UTC datetime."""
-    if isinstance(value, datetime):
-        dt = value
-    elif isinstance(value, date):
-        dt = datetime(value.year, value.month, value.day)
-    elif isinstance(value, str):
-        s = value.strip()
-        try:
-            dt = datetime.fromisoformat(s)
-        except ValueError:
-            raise _err(where, fid, field_name, f"not a date 'YYYY-MM-DD' or ISO datetime: {value!r}") from None
-    else:
-        raise _err(where, fid, field_name, f"expected a date string or datetime, got {type(value).__name__}")
-    if dt.tzinfo is not None:
-        try:
-            dt = dt.astimezone(timezone.utc).replace(tzinfo=None)
-        except (OverflowError, ValueError):
-            raise _err(where, fid, field_name, f"out of range once converted to UTC (years 1-9999): {_show(value)}") from None
-    return dt
-
-
-def hours_since_epoch(dt: datetime) -> float:
-    """Hours since 1970-01-01T00:00 UTC of a naive-UTC datetime."""
-    return (dt - _EPOCH).total_seconds() / 3600.0
+    """A datetime, date, or ``YYYY-MM-DD`` / ISO-8601 string → naive UTC datetime
+    (:func:`frcore._time.parse_time`); a :class:`FactError` naming where, the fact and the field."""
+    return parse_time(value, field_name, error=lambda problem: _err(where, fid, field_name, problem))
 
 
 def _err(where: str, fid: Any, field_name: str, problem: str) -> FactError:

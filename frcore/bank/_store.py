@@ -16,6 +16,16 @@ Layout (schema version :data:`SCHEMA_VERSION`, recorded in ``meta``):
   ``embed`` function writes a batch's facts and their vectors in **one** transaction.
 - ``audit``: what :meth:`Store.erase` leaves behind: a salted SHA-256 of the id (with its
   salt), erased_at, the reason — never the id, text, slot or speaker.
+- ``releases``: the owner's releases of quarantined facts (edge id, released_at, reason),
+  append-only (a release never UPDATEs the fact row); an erase removes the erased fact's release.
+- ``meta``: schema_version, the write counter ``version``, ``created_at``, the erase and release
+  counters, ``purge_pending``, and the bank's embedder (``embedder``, ``embedder_dim``).
+
+Quarantine: a fact whose text, id, slot or speaker reads as an instruction to the model
+(:func:`frcore.bank._facts.injection_finding`, run before any lock or transaction) is stored
+with ``quarantined`` set: kept and exported, held out of snapshots (so of retrieval and of
+lifecycle derivation) until :meth:`Store.release`. :meth:`Store.add_facts` reports each one
+(:class:`Added`), :meth:`Store.quarantine` lists them.
 
 Times are stored as fixed-width ISO strings (naive UTC, microseconds), so SQL string order is time
 order.
@@ -67,7 +77,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from ._facts import FactRecord, looks_like_instruction, parse_fact, to_utc_naive
+from ._facts import FactRecord, injection_finding, parse_fact, to_utc_naive
 from ._lifecycle import (
     INVISIBLE,
     LifecycleColumns,
@@ -140,12 +150,19 @@ CREATE TABLE IF NOT EXISTS audit(
     reason TEXT
 );
 CREATE TABLE IF NOT EXISTS edge_links(src TEXT NOT NULL, kind TEXT NOT NULL, dst TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS releases(
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    edge_id TEXT NOT NULL,
+    released_at TEXT NOT NULL,
+    reason TEXT
+);
 CREATE TABLE IF NOT EXISTS erase_guard(id TEXT PRIMARY KEY);
 CREATE INDEX IF NOT EXISTS edges_recorded_at ON edges(recorded_at);
 CREATE INDEX IF NOT EXISTS transitions_edge ON transitions(edge_id);
 CREATE INDEX IF NOT EXISTS embeddings_id ON embeddings(id);
 CREATE INDEX IF NOT EXISTS edge_links_src ON edge_links(src);
-CREATE INDEX IF NOT EXISTS edge_links_dst ON edge_links(dst)
+CREATE INDEX IF NOT EXISTS edge_links_dst ON edge_links(dst);
+CREATE INDEX IF NOT EXISTS releases_edge ON releases(edge_id)
 """
 
 # Append-only, enforced in the file: only an erase (an erase_guard row exists inside its
@@ -167,8 +184,18 @@ CREATE TRIGGER transitions_no_delete BEFORE DELETE ON transitions
     WHEN NOT EXISTS (SELECT 1 FROM erase_guard)
     BEGIN SELECT RAISE(ABORT, 'transitions are append-only'); END
 """
+# The release table (an owner's decision to release a quarantined fact) is append-only too; a
+# bank written before it existed gets it, with these triggers, on its first write open.
+_RELEASE_TRIGGERS = """
+CREATE TRIGGER IF NOT EXISTS releases_no_update BEFORE UPDATE ON releases
+    WHEN NOT EXISTS (SELECT 1 FROM erase_guard)
+    BEGIN SELECT RAISE(ABORT, 'releases are append-only'); END;
+CREATE TRIGGER IF NOT EXISTS releases_no_delete BEFORE DELETE ON releases
+    WHEN NOT EXISTS (SELECT 1 FROM erase_guard)
+    BEGIN SELECT RAISE(ABORT, 'releases are append-only'); END
+"""
 _TRIGGER_NAMES = ("edges_append_only", "edges_links_only_by_erase", "edges_delete_only_by_erase",
-                  "transitions_no_update", "transitions_no_delete")
+                  "transitions_no_update", "transitions_no_delete", "releases_no_update", "releases_no_delete")
 
 _EDGE_COLUMNS = (
     "id, text, categories, said_at, event_time, slot, confidence, numeric, links, session, "
@@ -212,11 +239,16 @@ class StoreError(ValueError):
 
 class Added(list):
     """The ids a batch stored (a list, in batch order), with ``unchanged``: the ids of facts that
-    were already stored with identical content, so were skipped (an idempotent retry)."""
+    were already stored with identical content, so were skipped (an idempotent retry), and
+    ``quarantined``: one record per newly stored fact held in quarantine — ``id``, ``field`` (the
+    field whose text fired: ``text``, ``id``, ``slot`` or ``speaker``), ``rule`` (the detector's
+    rule, :func:`frcore.bank.instruction_rule`) and ``slot`` (the slot it would update, or None)."""
 
-    def __init__(self, ids: Iterable[str] = (), unchanged: Iterable[str] = ()):
+    def __init__(self, ids: Iterable[str] = (), unchanged: Iterable[str] = (),
+                 quarantined: Iterable[Mapping[str, Any]] = ()):
         super().__init__(ids)
         self.unchanged: list[str] = list(unchanged)
+        self.quarantined: list[dict[str, Any]] = [dict(q) for q in quarantined]
 
 
 class _Retry(Exception):
@@ -354,6 +386,11 @@ def _inspect(conn: sqlite3.Connection, path: str) -> int | None:
     return version
 
 
+def _has_releases(conn: sqlite3.Connection) -> bool:
+    """The bank has the release table (a bank written before it existed gets it on a write open)."""
+    return conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='releases'").fetchone() is not None
+
+
 class Store:
     """A persistent, append-only, bi-temporal FR-Bank store (see the module docstring).
 
@@ -370,12 +407,19 @@ class Store:
         self._snap_cache: collections.OrderedDict[tuple, Snapshot] = collections.OrderedDict()
         self._load_cache: _Loaded | None = None
         self._recent: collections.OrderedDict[int, _Loaded] = collections.OrderedDict()  # last loads by version
+        #: (name, dim) written by the next write transaction if the bank records no embedder yet
+        self._embedder_to_record: tuple[str, int] | None = None
 
     # ------------------------------------------------------------------ lifecycle of the handle
 
     @classmethod
-    def open(cls, path: str | Path, timeout: float = 30.0, *, readonly: bool = False, create: bool = True) -> "Store":
+    def open(cls, path: str | Path, timeout: float = 30.0, *, readonly: bool = False, create: bool = True,
+             embedder: tuple[str, int] | None = None) -> "Store":
         """Open the store at ``path`` (``":memory:"`` for a scratch one).
+
+        ``embedder``: the (name, dimension) of the embedder that fills the bank, recorded in
+        ``meta`` when the bank is created — or, for a bank that has none recorded, by its first
+        write (:meth:`recorded_embedder` reads it; :meth:`frcore.bank.Bank.open` enforces it).
 
         A missing file (or an empty one) becomes a new bank when ``create`` (the default) and not
         ``readonly``. Anything that is not an FR-Bank — a directory, a file that is not SQLite,
@@ -389,7 +433,7 @@ class Store:
                 raise StoreError(":memory:: a scratch store cannot be opened read-only")
             conn = sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=False)
             try:
-                cls._create(conn, path)
+                cls._create(conn, path, embedder)
             except sqlite3.Error as e:
                 conn.close()
                 raise storage_error(path, e) from e
@@ -412,7 +456,7 @@ class Store:
             if version is None:
                 if not fresh:  # another application's (empty) database: not ours to turn into a bank
                     raise StoreError(f"{path}: an empty SQLite database, not an FR-Bank; refusing to touch it", "not_a_bank")
-                cls._create(conn, path)
+                cls._create(conn, path, embedder)
             else:
                 mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
                 if mode.lower() != "wal":
@@ -420,6 +464,7 @@ class Store:
                 cls._pragmas(conn)
                 if version == 1:
                     cls._migrate_v1(conn)
+                cls._ensure_releases(conn)
         except BaseException as e:
             if conn.in_transaction:
                 try:
@@ -430,7 +475,10 @@ class Store:
             if isinstance(e, sqlite3.Error):
                 raise storage_error(path, e) from e
             raise
-        return cls(conn, path)
+        store = cls(conn, path)
+        if embedder is not None:
+            store._embedder_to_record = (str(embedder[0]), int(embedder[1]))
+        return store
 
     @staticmethod
     def _precheck(path: str, readonly: bool, create: bool) -> bool:
@@ -497,7 +545,7 @@ class Store:
         conn.execute("PRAGMA foreign_keys=ON")
 
     @classmethod
-    def _create(cls, conn: sqlite3.Connection, path: str) -> None:
+    def _create(cls, conn: sqlite3.Connection, path: str, embedder: tuple[str, int] | None = None) -> None:
         conn.execute("PRAGMA auto_vacuum=INCREMENTAL")  # before the first table: erase releases pages
         mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
         if mode.lower() != "wal" and path != ":memory:":
@@ -509,11 +557,33 @@ class Store:
             return
         for stmt in _TABLES.split(";\n"):
             conn.execute(stmt)
-        for stmt in _TRIGGERS.split(";\n"):
+        for stmt in (_TRIGGERS + ";\n" + _RELEASE_TRIGGERS).split(";\n"):
             conn.execute(stmt)
         conn.executemany("INSERT INTO meta VALUES (?, ?)", [
             ("schema_version", str(SCHEMA_VERSION)), ("version", "0"), ("created_at", _ts(_now())), ("erasures", "0"),
         ])
+        if embedder is not None:
+            cls._record_embedder(conn, embedder)
+        conn.execute("COMMIT")
+
+    @staticmethod
+    def _record_embedder(conn: sqlite3.Connection, embedder: tuple[str, int]) -> None:
+        """Inside a write transaction: record the bank's embedder (name, dimension) unless one is."""
+        name, dim = embedder
+        conn.execute("INSERT OR IGNORE INTO meta VALUES ('embedder', ?)", (str(name),))
+        conn.execute("INSERT OR IGNORE INTO meta VALUES ('embedder_dim', ?)", (str(int(dim)),))
+
+    @staticmethod
+    def _ensure_releases(conn: sqlite3.Connection) -> None:
+        """A schema-2 bank written before the release table existed gets it (write opens only)."""
+        if conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='releases'").fetchone() is not None:
+            return
+        conn.execute("BEGIN IMMEDIATE")
+        for stmt in _TABLES.split(";\n"):
+            if "releases" in stmt:
+                conn.execute(stmt)
+        for stmt in _RELEASE_TRIGGERS.split(";\n"):
+            conn.execute(stmt)
         conn.execute("COMMIT")
 
     @classmethod
@@ -551,7 +621,7 @@ class Store:
             conn.execute("INSERT INTO audit (id_hash, salt, action, erased_at, reason) VALUES (?, ?, ?, ?, ?)",
                          (id_hash(eid, salt), salt.hex(), action, erased_at, reason))
         conn.execute("DELETE FROM erase_guard")
-        for stmt in _TRIGGERS.split(";\n"):
+        for stmt in (_TRIGGERS + ";\n" + _RELEASE_TRIGGERS).split(";\n"):
             conn.execute(stmt)
         conn.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION),))
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('erasures', '0')")
@@ -563,7 +633,8 @@ class Store:
     def _remove_mentions(conn: sqlite3.Connection, edge_id: str) -> None:
         """Inside an erase transaction (erase_guard set): remove ``edge_id`` from every row other
         than its own edge row that names it — links of other edges, link rows, its transitions,
-        and the reasons of other transitions and audit records."""
+        its release from quarantine, and the reasons of other transitions, releases and audit
+        records."""
         srcs = [r[0] for r in conn.execute("SELECT DISTINCT src FROM edge_links WHERE dst=? AND src != ?", (edge_id, edge_id))]
         for src in srcs:
             row = conn.execute("SELECT links FROM edges WHERE id=?", (src,)).fetchone()
@@ -574,7 +645,8 @@ class Store:
             conn.execute("UPDATE edges SET links=? WHERE id=?", (json.dumps(links, separators=(",", ":")), src))
         conn.execute("DELETE FROM edge_links WHERE src=? OR dst=?", (edge_id, edge_id))
         conn.execute("DELETE FROM transitions WHERE edge_id=?", (edge_id,))
-        for table in ("transitions", "audit"):
+        conn.execute("DELETE FROM releases WHERE edge_id=?", (edge_id,))
+        for table in ("transitions", "audit", "releases"):
             for seq, reason in conn.execute(f"SELECT seq, reason FROM {table} WHERE instr(reason, ?) > 0", (edge_id,)).fetchall():
                 new = _scrub(reason, edge_id)
                 if new != reason:
@@ -622,9 +694,12 @@ class Store:
                 try:
                     if et is None:
                         conn = store.conn
+                        if store._embedder_to_record is not None:
+                            store._record_embedder(conn, store._embedder_to_record)
                         conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key='version'")
                         self_inner.pending = conn.execute("SELECT 1 FROM meta WHERE key='purge_pending'").fetchone() is not None
                         conn.execute("COMMIT")
+                        store._embedder_to_record = None
                     else:
                         try:
                             store.conn.execute("ROLLBACK")
@@ -662,8 +737,10 @@ class Store:
         nor in the batch aborts the whole batch with a :class:`FactError` / :class:`StoreError`
         naming it. ``embed(records) -> (model, (n, d) vectors)``, if given, embeds the facts to
         store (outside the write lock); their vectors are written in the same transaction, so a
-        stored fact never lacks its vector. Instruction-like text (:func:`looks_like_instruction`)
-        is stored quarantined. ``recorded_at`` is the transaction time (default: now, UTC).
+        stored fact never lacks its vector. A fact whose text, id, slot or speaker reads as an
+        instruction to the model (:func:`frcore.bank._facts.injection_finding`, checked before any
+        lock is taken) is stored quarantined and listed in ``.quarantined`` of the result.
+        ``recorded_at`` is the transaction time (default: now, UTC).
         """
         if self.readonly:
             raise StoreError(f"{self.path}: opened read-only; nothing was written", "readonly")
@@ -682,6 +759,16 @@ class Store:
             records.append(r)
         if not records:
             return Added()
+        # Prompt-injection check of every free-text field, before any lock or transaction.
+        findings: dict[str, tuple[str, str]] = {}
+        for i, r in enumerate(records):
+            found = injection_finding(r)
+            if found is None and r.quarantined:
+                found = ("quarantined", "given as quarantined")
+            if found is not None:
+                findings[r.id] = found
+                if not r.quarantined:
+                    records[i] = dataclasses.replace(r, quarantined=True)
         ids = [r.id for r in records]
         for _attempt in range(5):
             with self._lock:
@@ -703,7 +790,9 @@ class Store:
             except _Retry:
                 continue
             new_ids = {r.id for r in new}
-            return Added([r.id for r in records if r.id in new_ids], [r.id for r in records if r.id not in new_ids])
+            held = [{"id": r.id, "field": findings[r.id][0], "rule": findings[r.id][1], "slot": r.slot}
+                    for r in records if r.id in new_ids and r.id in findings]
+            return Added([r.id for r in records if r.id in new_ids], [r.id for r in records if r.id not in new_ids], held)
         raise StoreError(f"{self.path}: the stored ids kept changing while this batch was added (concurrent writers); retry", "busy")
 
     @staticmethod
@@ -775,7 +864,7 @@ class Store:
                 r.id, r.text, json.dumps(r.categories, separators=(",", ":")), _ts(r.said_at),
                 None if r.event_time is None else _ts(r.event_time), r.slot, r.confidence,
                 int(bool(r.numeric)), json.dumps({k: list(v) for k, v in r.links.items()}, separators=(",", ":")),
-                r.session, r.kind, r.speaker, int(r.quarantined or looks_like_instruction(r.text)),
+                r.session, r.kind, r.speaker, int(bool(r.quarantined)),
                 rec_s, batch,
             )
             for r in records
@@ -915,6 +1004,88 @@ class Store:
         with self._lock:
             return self.conn.execute("SELECT 1 FROM meta WHERE key='purge_pending'").fetchone() is not None
 
+    # ------------------------------------------------------------------ quarantine
+
+    @_mapped
+    def release(self, edge_id: str, reason: str | None = None, released_at: datetime | None = None) -> dict[str, Any]:
+        """Release a quarantined fact: the owner's decision that it is an ordinary statement. It
+        is recorded as a row of the append-only ``releases`` table (the fact row is never
+        updated); from then on the fact takes part in retrieval. Releasing a fact already
+        released is a no-op (``unchanged``: True). An unknown id, or a fact that is not
+        quarantined, raises :class:`StoreError`. An erase removes the release with the fact."""
+        _check_text_arg(edge_id, "edge_id", "release")
+        _check_text_arg(reason, "reason", "release")
+        rel_at = _now() if released_at is None else _time(released_at, "released_at")
+        with self._write() as conn:
+            row = conn.execute("SELECT quarantined FROM edges WHERE id=?", (edge_id,)).fetchone()
+            if row is None:
+                raise StoreError(f"release: edge_id {edge_id!r}: no such edge", "unknown_id")
+            if not row[0]:
+                raise StoreError(f"release: edge_id {edge_id!r}: not quarantined; nothing to release")
+            old = conn.execute("SELECT released_at, reason FROM releases WHERE edge_id=? ORDER BY seq LIMIT 1",
+                               (edge_id,)).fetchone()
+            if old is not None:
+                return {"id": edge_id, "released_at": old[0], "reason": old[1], "unchanged": True}
+            conn.execute("INSERT INTO releases (edge_id, released_at, reason) VALUES (?, ?, ?)",
+                         (edge_id, _ts(rel_at), reason))
+            conn.execute("INSERT OR REPLACE INTO meta VALUES ('releases', "
+                         "CAST(COALESCE((SELECT value FROM meta WHERE key='releases'), 0) AS INTEGER) + 1)")
+        return {"id": edge_id, "released_at": _ts(rel_at), "reason": reason, "unchanged": False}
+
+    @_mapped
+    def quarantine(self, include_released: bool = False) -> list[dict[str, Any]]:
+        """The facts held in quarantine (insertion order): ``id``, ``field`` and ``rule`` (what
+        the detector finds in it now, :func:`frcore.bank._facts.injection_finding`; ``None`` if
+        no rule fires any more), ``slot``, ``speaker``, ``text``, ``said_at``, ``recorded_at``;
+        with ``include_released`` also those the owner released (``released_at`` set)."""
+        with self._lock:
+            conn = self.conn
+            conn.execute("BEGIN")
+            try:
+                rows = conn.execute(f"SELECT {_EDGE_COLUMNS} FROM edges WHERE quarantined=1 ORDER BY seq").fetchall()
+                rel = {}
+                if _has_releases(conn):
+                    q = "SELECT edge_id, released_at, reason FROM releases ORDER BY seq DESC"
+                    rel = {e: (t, why) for e, t, why in conn.execute(q)}
+            finally:
+                conn.execute("COMMIT")
+        out = []
+        for row in rows:
+            r = _row_to_record(row)
+            released = rel.get(r.id)
+            if released is not None and not include_released:
+                continue
+            found = injection_finding(r)
+            out.append({
+                "id": r.id, "field": None if found is None else found[0], "rule": None if found is None else found[1],
+                "slot": r.slot, "speaker": r.speaker, "text": r.text, "said_at": _ts(r.said_at), "recorded_at": row[13],
+                "released_at": None if released is None else released[0],
+                "release_reason": None if released is None else released[1],
+            })
+        return out
+
+    # ------------------------------------------------------------------ the bank's embedder
+
+    @_mapped
+    def recorded_embedder(self) -> tuple[str, int] | None:
+        """The embedder (name, dimension) recorded for this bank, or ``None`` (not yet recorded)."""
+        with self._lock:
+            q = "SELECT key, value FROM meta WHERE key IN ('embedder', 'embedder_dim')"
+            got = dict(self.conn.execute(q).fetchall())
+        if "embedder" not in got:
+            return None
+        try:
+            return got["embedder"], int(got.get("embedder_dim", 0))
+        except ValueError:
+            raise StoreError(f"{self.path}: a damaged FR-Bank: embedder_dim {got.get('embedder_dim')!r} "
+                             f"is not a number", "corrupt") from None
+
+    @_mapped
+    def embedding_models(self) -> dict[str, int]:
+        """The models (cache keys) that have stored vectors, with their dimension."""
+        with self._lock:
+            return {m: int(d) for m, d in self.conn.execute("SELECT model, MAX(dim) FROM embeddings GROUP BY model")}
+
     # ------------------------------------------------------------------ embedding cache
 
     @_mapped
@@ -985,8 +1156,10 @@ class Store:
     @_mapped
     def count(self, include_quarantined: bool = True) -> int:
         """Number of stored (not erased) edges."""
-        q = "SELECT COUNT(*) FROM edges" + ("" if include_quarantined else " WHERE quarantined=0")
         with self._lock:
+            q = "SELECT COUNT(*) FROM edges"
+            if not include_quarantined:
+                q += " WHERE quarantined=0" + (" OR id IN (SELECT edge_id FROM releases)" if _has_releases(self.conn) else "")
             return int(self.conn.execute(q).fetchone()[0])
 
     @_mapped
@@ -1005,7 +1178,11 @@ class Store:
                 if old is not None and old.version == version:
                     return old
                 erow = conn.execute("SELECT value FROM meta WHERE key='erasures'").fetchone()
-                erasures = "" if erow is None else str(erow[0])
+                rrow = conn.execute("SELECT value FROM meta WHERE key='releases'").fetchone()
+                # an erase or a release changes rows already read: either one means a full reload
+                erasures = ("" if erow is None else str(erow[0])) + "/" + ("" if rrow is None else str(rrow[0]))
+                released = ({r[0] for r in conn.execute("SELECT edge_id FROM releases")}
+                            if rrow is not None and _has_releases(conn) else set())
                 if old is not None and old.erasures != erasures:
                     old = None
                 count = int(conn.execute("SELECT COUNT(*) FROM edges").fetchone()[0])
@@ -1022,6 +1199,9 @@ class Store:
             finally:
                 conn.execute("COMMIT")
         new_edges = [_row_to_record(r[1:]) for r in rows]
+        if released:  # the owner released these from quarantine (release rows, never an UPDATE)
+            new_edges = [dataclasses.replace(e, quarantined=False) if e.quarantined and e.id in released else e
+                         for e in new_edges]
         new_rec = np.array([r[14] for r in rows], dtype="datetime64[us]")
         new_cols = edge_columns(new_edges)
         new_trs = [Transition(e, k, datetime.fromisoformat(eff), datetime.fromisoformat(rec), why) for _s, e, k, eff, rec, why in trows]
@@ -1133,7 +1313,8 @@ class Store:
         return False
 
     def export(self) -> dict[str, Any]:
-        """Everything, JSON-able: schema version, edges (with recorded_at), transitions, audit."""
+        """Everything, JSON-able: schema version, the recorded embedder, edges (with recorded_at;
+        ``quarantined``: held out of retrieval now), transitions, releases from quarantine, audit."""
         loaded = self._load()
         trs = loaded.transitions
         out_edges = []
@@ -1149,8 +1330,18 @@ class Store:
                 {"edge_id": t.edge_id, "kind": t.kind, "effective_at": _ts(t.effective_at), "recorded_at": _ts(t.recorded_at), "reason": t.reason}
                 for t in trs
             ],
+            "releases": self._releases(),
             "audit": self.audit_log(),
+            "embedder": None if (emb := self.recorded_embedder()) is None else {"name": emb[0], "dim": emb[1]},
         }
+
+    @_mapped
+    def _releases(self) -> list[dict[str, Any]]:
+        with self._lock:
+            if not _has_releases(self.conn):
+                return []
+            rows = self.conn.execute("SELECT edge_id, released_at, reason FROM releases ORDER BY seq").fetchall()
+        return [{"edge_id": e, "released_at": t, "reason": why} for e, t, why in rows]
 
     @_mapped
     def integrity_check(self) -> str:

@@ -1,8 +1,13 @@
-"""``fr bank init|add|retract|erase|purge|query|explain|export|bench``.
+"""``fr bank init|add|retract|erase|purge|quarantine|query|explain|export|bench``.
 
 Every failure is one line on stderr naming the file (and, for a fact, where it is, its id and
-the field), with exit status 2; nothing is written by a failed command. ``query``, ``explain``
-and ``export`` open the bank read-only: they never write (also on read-only storage).
+the field), with exit status 2; nothing is written by a failed command. ``query``, ``explain``,
+``export`` and ``quarantine`` (without ``--release``) open the bank read-only: they never write
+(also on read-only storage).
+
+The embedder: a bank records the one it was created with (``init`` / the first ``add``;
+default MiniLM) and every command uses it; ``--embedder`` naming another one is an error naming
+both.
 """
 
 from __future__ import annotations
@@ -119,10 +124,28 @@ def read_facts(path: str | Path) -> list:
     return load_facts(path)[0]
 
 
-def _open(args, readonly: bool = False):
+def _open(args, readonly: bool = False, params=None):
     from ._bank import Bank
 
-    return Bank.open(args.path, embedder=args.embedder, readonly=readonly, create=False)
+    return Bank.open(args.path, embedder=args.embedder, params=params, readonly=readonly, create=False)
+
+
+def _excerpt(text: str, limit: int = 70) -> str:
+    """One line of ``text`` for a listing: control characters escaped, shortened with an ellipsis."""
+    shown = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    return shown if len(shown) <= limit else shown[: limit - 1] + "…"
+
+
+def _quarantine_lines(held: list[dict]) -> list[str]:
+    """What ``add`` says about the facts it stored in quarantine: a slot update is never dropped silently."""
+    lines = []
+    for q in held:
+        where = "" if q["field"] == "text" else f" in its {q['field']}"
+        lines.append(f"quarantined {q['id']}: rule {q['rule']}{where}")
+        if q.get("slot") is not None:
+            lines.append(f"  update to slot {q['slot']} held in quarantine (rule {q['rule']}); "
+                         f"`fr bank quarantine BANK --release {q['id']}` releases it")
+    return lines
 
 
 def _print_result(res, full: bool) -> None:
@@ -255,6 +278,21 @@ def run(args) -> int:
         raise ValueError("input nested too deeply to process") from None
 
 
+def _shown_id(fid: str) -> str:
+    return fid if fid.isprintable() else repr(fid)
+
+
+def _json_id(text: str) -> str:
+    """``--json-id``: the id argument is a JSON string literal (for characters a command line cannot carry)."""
+    try:
+        value = json.loads(text)
+    except (json.JSONDecodeError, RecursionError):
+        value = None
+    if not isinstance(value, str):
+        raise ValueError(f"--json-id: {text!r} is not a JSON string literal (e.g. '\"a\\u0000b\"')")
+    return value
+
+
 def _prefixed(args, msg: str) -> str:
     """An erase that failed says that nothing was erased (it is one transaction)."""
     if args.command_bank != "erase":
@@ -265,7 +303,6 @@ def _prefixed(args, msg: str) -> str:
 
 
 def _run(args) -> int:
-    from ._bank import Bank
     from ._store import Store
 
     cmd = args.command_bank
@@ -277,11 +314,21 @@ def _run(args) -> int:
             _write_out(args.json, json.dumps(res, indent=1))
         return 0
     if cmd == "init":
+        from ._bank import EmbedderMismatch
+        from ._embed import DEFAULT_EMBEDDER, embedder_identity
+
+        asked = embedder_identity(args.embedder or DEFAULT_EMBEDDER)
         p = Path(args.path)
         existed = p.is_file() and p.stat().st_size > 0
-        with Store.open(args.path, create=True) as store:
+        with Store.open(args.path, create=True, embedder=asked) as store:
             n = store.count()
-        print(f"{args.path}: already an FR-Bank ({n} edges); unchanged" if existed else f"initialised {args.path}")
+            recorded = store.recorded_embedder()
+        if existed and args.embedder and recorded is not None and recorded != asked:
+            raise EmbedderMismatch(f"{args.path}: already an FR-Bank with embedder {recorded[0]!r} ({recorded[1]}-d); "
+                                   f"asked for {asked[0]!r} ({asked[1]}-d); unchanged")
+        shown = "" if recorded is None else f", embedder {recorded[0]} ({recorded[1]}-d)"
+        print(f"{args.path}: already an FR-Bank ({n} edges{shown}); unchanged" if existed
+              else f"initialised {args.path}{shown}")
         return 0
     if cmd == "purge":
         with Store.open(args.path, create=False) as store:
@@ -297,33 +344,79 @@ def _run(args) -> int:
         else:
             _emit(text + "\n")
         return 0
+    params = None
     if cmd in ("query", "explain"):
+        from .._params_io import params_from_args
+
         _check_k(args.k)
+        params = params_from_args(args)  # a bad parameter file or override fails before the bank opens
     facts = labels = None
     if cmd == "add":
         facts, labels = load_facts(args.file)  # a bad file fails before the bank is opened
-    bank = _open(args, readonly=cmd in ("query", "explain"))
+    if cmd == "quarantine" and args.release is None and args.reason is not None:
+        raise ValueError("--reason: only with --release ID (the reason a fact is released)")
+    if cmd == "quarantine" and args.release is not None:  # no embedder needed: the store records the release
+        with Store.open(args.path, create=False) as store:
+            rec = store.release(args.release, reason=args.reason)
+        if args.json:
+            print(json.dumps(rec))
+        else:
+            print(f"{args.release}: already released at {rec['released_at']}; unchanged" if rec["unchanged"]
+                  else f"released {args.release} from quarantine "
+                       f"(the owner's decision, recorded at {rec['released_at']})")
+        return 0
+    if cmd == "quarantine":
+        with Store.open(args.path, readonly=True) as store:
+            held = store.quarantine(include_released=args.all)
+        if args.json:
+            print(json.dumps({"quarantined": held}))
+            return 0
+        print(f"{len(held)} fact(s) in quarantine" + (" or released" if args.all else ""))
+        for q in held:
+            rule = q["rule"] if q["rule"] is not None else "(no rule fires now)"
+            field = "" if q["field"] in (None, "text") else f" in {q['field']}"
+            released = "" if q["released_at"] is None else f"  [released {q['released_at']}]"
+            print(f"{q['id']}  slot={q['slot'] or '-'}  rule={rule}{field}{released}: {_excerpt(q['text'])}")
+        return 0
+    if cmd in ("retract", "erase"):  # no embedder needed: the store does both
+        from ._bank import parse_time
+
+        if args.json_id:
+            args.id = _json_id(args.id)
+
+        with Store.open(args.path, create=False) as store:
+            if cmd == "retract":
+                store.retract(args.id, at=parse_time(args.at, "--at"), reason=args.reason)
+                print(json.dumps({"retracted": args.id}) if args.json else f"retracted {_shown_id(args.id)}")
+                return 0
+            rec = store.erase(args.id, reason=args.reason, wait=args.wait)
+        if args.json:
+            print(json.dumps(rec, default=str))
+        else:
+            print(f"erased {_shown_id(args.id)}")
+            print(("" if rec["purged"] else "note: ") + rec["note"])
+        return 0
+    bank = _open(args, readonly=cmd in ("query", "explain"), params=params)
     try:
         if cmd == "add":
             added = bank.add(facts, where=labels)
-            out = {"added": len(added), "ids": list(added), "unchanged": added.unchanged}
-            note = f"; {len(added.unchanged)} already stored, identical (skipped)" if added.unchanged else ""
-            print(json.dumps(out) if args.json else f"added {len(added)} facts{note}")
-        elif cmd == "retract":
-            bank.retract(args.id, at=args.at, reason=args.reason)
-            print(json.dumps({"retracted": args.id}) if args.json else f"retracted {args.id}")
-        elif cmd == "erase":
-            rec = bank.erase(args.id, reason=args.reason, wait=args.wait)
+            out = {"added": len(added), "ids": list(added), "unchanged": added.unchanged,
+                   "quarantined": added.quarantined}
+            held = [q["id"] for q in added.quarantined]
+            note = f", {len(held)} quarantined: {', '.join(held[:5])}{', …' if len(held) > 5 else ''}" if held else ""
+            note += f"; {len(added.unchanged)} already stored, identical (skipped)" if added.unchanged else ""
             if args.json:
-                print(json.dumps(rec, default=str))
+                print(json.dumps(out))
             else:
-                print(f"erased {args.id}")
-                print(("" if rec["purged"] else "note: ") + rec["note"])
+                print(f"added {len(added)} facts{note}")
+                for line in _quarantine_lines(added.quarantined):
+                    print(line)
+
         elif cmd in ("query", "explain"):
             # whatever lists score terms (explain, and query --json) carries their explanation
             retrieve = bank.explain if (cmd == "explain" or args.json) else bank.query
             res = retrieve(args.text, at=args.at, k=args.k, intent=args.intent, known_at=args.known_at,
-                           categories=args.categories.split(",") if args.categories else None)
+                           categories=args.categories.split(",") if args.categories else None, params=params)
             if args.json:
                 print(json.dumps(res.to_dict(), default=str))
             else:
@@ -334,13 +427,17 @@ def _run(args) -> int:
 
 
 def register(subparsers) -> None:
+    from .._params_io import add_params_arguments
+
     p = subparsers.add_parser("bank", help="FR-Bank: a persistent lifecycle-aware memory store")
     sub = p.add_subparsers(dest="command_bank", metavar="ACTION", required=True)
 
     def common(sp, with_json=True, embedder=True):
         sp.add_argument("path", help="bank file (SQLite)")
         if embedder:
-            sp.add_argument("--embedder", default="hash", help="hash (default, fast) or minilm")
+            sp.add_argument("--embedder", default=None,
+                            help="minilm, hash or hash-<dim>; default: the bank's own (recorded when it was created; "
+                                 "minilm for a new bank); another than the bank's own is an error")
         if with_json:
             sp.add_argument("--json", action="store_true", help="machine-readable output")
 
@@ -350,8 +447,10 @@ def register(subparsers) -> None:
     sp.add_argument("file")
     for name in ("retract", "erase"):
         sp = sub.add_parser(name, help=f"{name} a fact by id")
-        common(sp)
+        common(sp, embedder=False)
         sp.add_argument("id")
+        sp.add_argument("--json-id", action="store_true",
+                        help="ID is a JSON string literal, e.g. '\"a\\u0000b\"' (for characters a command line cannot carry)")
         sp.add_argument("--reason")
         if name == "retract":
             sp.add_argument("--at", help="effective time (default now)")
@@ -361,9 +460,15 @@ def register(subparsers) -> None:
     sp = sub.add_parser("purge", help="finish a pending erase purge: checkpoint and truncate the WAL (exit 1 if readers still block it)")
     common(sp, embedder=False)
     sp.add_argument("--wait", type=float, default=30.0, help="seconds to wait for readers (default 30)")
+    sp = sub.add_parser("quarantine", help="list the facts held in quarantine (prompt injection), or release one")
+    common(sp, embedder=False)
+    sp.add_argument("--release", metavar="ID", help="release this fact as the owner's decision (recorded, append-only)")
+    sp.add_argument("--reason", help="why it is released (with --release)")
+    sp.add_argument("--all", action="store_true", help="also list the facts already released")
     for name in ("query", "explain"):
         sp = sub.add_parser(name, help="retrieve" if name == "query" else "retrieve with every score term")
         common(sp)
+        add_params_arguments(sp)
         sp.add_argument("text")
         sp.add_argument("--at", help="query (valid) time, YYYY-MM-DD or ISO (default now)")
         sp.add_argument("--known-at", dest="known_at", help="transaction-time cut: what the bank knew then")
