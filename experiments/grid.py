@@ -28,23 +28,35 @@ import csv
 import itertools
 import json
 import time
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
 import frcore
 from frcore import ScoreConfig, default_params, stack_params
-from frcore.bench import SYSTEMS, System, git_revision, load_suites_arg, make_embedder, question_outcome, resolve_systems
+from frcore.bench import (
+    SYSTEMS,
+    System,
+    git_revision,
+    load_suites_arg,
+    make_embedder,
+    question_outcome,
+    resolve_systems,
+)
 
-from .sweeps import SweepTable, build_table, compare_to, rankings, scores
+from .sweeps import SweepTable, build_table, compare_to, scores
 
 #: Settings scored per kernel call (and per Dask task): bounds the (P, Q, B) score array.
 DEFAULT_CHUNK = 64
 #: The JSON ``method`` note (also printed).
-METHOD = ("re-scores each question's fixed candidate set (FR-Bank's pipeline run once per question with the system's pipeline; "
-          "score parameters do not enter candidate generation), one batched kernel call over stacked parameter sets per chunk")
+METHOD = (
+    "re-scores each question's fixed candidate set (FR-Bank's pipeline run once per question with the system's "
+    "pipeline; "
+    "score parameters do not enter candidate generation), one batched kernel call over stacked parameter sets per chunk"
+)
 
 
 # ----------------------------------------------------------------------------- the grid
@@ -58,7 +70,9 @@ def parse_grid(specs: Sequence[str]) -> list[tuple[str, list]]:
     for text in specs:
         name, overrides = frcore.parse_param_grid(text)
         if name in seen:
-            raise frcore.ParamsError(name, "given twice; put every value of one parameter in one --param NAME=V1,V2,…", "--param")
+            raise frcore.ParamsError(
+                name, "given twice; put every value of one parameter in one --param NAME=V1,V2,…", "--param"
+            )
         seen.add(name)
         axes.append((name, overrides))
     if not axes:
@@ -90,11 +104,16 @@ def rescorable(system: System) -> System:
     full = SYSTEMS["fr-full"].pipeline
     pipe = system.pipeline
     if replace(pipe, score=full.score) != full:
-        raise ValueError(f"--system: {system.name} changes the retrieval pipeline, not only the score; "
-                         "the grid re-scores FR-full's candidate sets, so it cannot evaluate it (use `fr bench run --param` per setting)")
+        raise ValueError(
+            f"--system: {system.name} changes the retrieval pipeline, not only the score; "
+            "the grid re-scores FR-full's candidate sets, so it cannot evaluate it (use `fr bench run --param` per "
+            "setting)"
+        )
     for f in ("routing", "lifecycle", "numeric_exemption"):  # these also steer stages 3 and 5
         if getattr(pipe.score, f) != getattr(full.score, f):
-            raise ValueError(f"--system: {system.name} switches score.{f}, which also changes candidate generation; not rescorable")
+            raise ValueError(
+                f"--system: {system.name} switches score.{f}, which also changes candidate generation; not rescorable"
+            )
     return system
 
 
@@ -105,20 +124,24 @@ def _metrics(total: np.ndarray, ref_total: np.ndarray, table: SweepTable) -> lis
     ranked = cmp_["ranked"]
     out = []
     for p in range(total.shape[0]):
-        passed, stale, per = [], [], {}
+        passed: list[bool] = []
+        stale: list[bool] = []
+        per: dict[str, list[bool]] = {}
         for qi, q in enumerate(table.questions):
             o = question_outcome(q["attack_vector"], ranked[p, qi], q["support"], q["wrong"])
             passed.append(bool(o.passed))
             stale.append(bool(o.stale))
             per.setdefault(q["attack_vector"][:3], []).append(bool(o.passed))
-        out.append({
-            "pass": float(np.mean(passed)),
-            "staleness": float(np.mean(stale)),
-            "per_av": {k: float(np.mean(v)) for k, v in sorted(per.items(), key=lambda kv: int(kv[0][2:]))},
-            "jaccard_at_10": float(cmp_["jaccard"][p].mean()),
-            "kendall_tau": float(cmp_["tau"][p].mean()),
-            "passed": passed,
-        })
+        out.append(
+            {
+                "pass": float(np.mean(passed)),
+                "staleness": float(np.mean(stale)),
+                "per_av": {k: float(np.mean(v)) for k, v in sorted(per.items(), key=lambda kv: int(kv[0][2:]))},
+                "jaccard_at_10": float(cmp_["jaccard"][p].mean()),
+                "kendall_tau": float(cmp_["tau"][p].mean()),
+                "passed": passed,
+            }
+        )
     return out
 
 
@@ -127,8 +150,15 @@ def _chunk_task(table: SweepTable, sets: list, config: ScoreConfig, ref_total: n
     return _metrics(scores(table, stack_params(sets), config), ref_total, table)
 
 
-def evaluate_grid(table: SweepTable, sets: Sequence[frcore.LifecycleParams], system: System | None = None, *,
-                  chunk: int = DEFAULT_CHUNK, scheduler: str | None = None, client=None) -> tuple[list[dict], dict, int]:
+def evaluate_grid(
+    table: SweepTable,
+    sets: Sequence[frcore.LifecycleParams],
+    system: System | None = None,
+    *,
+    chunk: int = DEFAULT_CHUNK,
+    scheduler: str | None = None,
+    client=None,
+) -> tuple[list[dict], dict, int]:
     """Score every parameter set on the table's fixed candidate sets: returns (metrics per set,
     the reference's metrics (the system under the default parameters), number of kernel calls)."""
     system = rescorable(system or SYSTEMS["fr-full"])
@@ -151,9 +181,21 @@ def evaluate_grid(table: SweepTable, sets: Sequence[frcore.LifecycleParams], sys
     return [m for part in parts for m in part], ref, len(chunks)
 
 
-def run_grid(suites, embedder, axes, *, base=None, system: str = "fr-full", label: str = "", chunk: int = DEFAULT_CHUNK,
-             scheduler: str | None = None, client=None, table: SweepTable | None = None, progress: bool = True,
-             params_inputs: dict | None = None) -> dict:
+def run_grid(
+    suites,
+    embedder,
+    axes,
+    *,
+    base=None,
+    system: str = "fr-full",
+    label: str = "",
+    chunk: int = DEFAULT_CHUNK,
+    scheduler: str | None = None,
+    client=None,
+    table: SweepTable | None = None,
+    progress: bool = True,
+    params_inputs: dict | None = None,
+) -> dict:
     """The ``fr sweep grid`` result (the output contract in the module docstring)."""
     sys_ = rescorable(resolve_systems([system])[0])
     labels, sets = grid_settings(axes, base, sys_)
@@ -177,10 +219,15 @@ def run_grid(suites, embedder, axes, *, base=None, system: str = "fr-full", labe
         "chunk": chunk,
         "scheduler": scheduler or ("client" if client is not None else None),
         "embedder": getattr(embedder, "name", str(embedder)),
-        "base_params": {**(params_inputs or {}), "changes_from_default": frcore.param_changes(base) if base is not None else {}},
+        "base_params": {
+            **(params_inputs or {}),
+            "changes_from_default": frcore.param_changes(base) if base is not None else {},
+        },
         "git_revision": git_revision(),
         "seconds": {"candidate_sets": round(t1 - t0, 2), "scoring": round(t2 - t1, 2)},
-        "questions": [{"persona": q["persona"], "id": q["id"], "attack_vector": q["attack_vector"]} for q in table.questions],
+        "questions": [
+            {"persona": q["persona"], "id": q["id"], "attack_vector": q["attack_vector"]} for q in table.questions
+        ],
         "passed": [m["passed"] for m in metrics],
     }
 
@@ -202,8 +249,11 @@ def write_csv(result: dict, path: str | Path) -> Path:
         w = csv.writer(f)
         w.writerow(names + ["pass", "staleness", "jaccard_at_10", "kendall_tau"] + [f"pass_{a}" for a in avs])
         for g in result["grid"]:
-            w.writerow([_label(g["params"][n]) for n in names] + [f"{g[k]:.6f}" for k in ("pass", "staleness", "jaccard_at_10", "kendall_tau")]
-                       + [f"{g['per_av'].get(a, float('nan')):.6f}" for a in avs])
+            w.writerow(
+                [_label(g["params"][n]) for n in names]
+                + [f"{g[k]:.6f}" for k in ("pass", "staleness", "jaccard_at_10", "kendall_tau")]
+                + [f"{g['per_av'].get(a, float('nan')):.6f}" for a in avs]
+            )
     return path
 
 
@@ -218,11 +268,16 @@ def plot_grid(result: dict, path: str | Path) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     axes, grid, ref = result["axes"], result["grid"], result["reference"]
-    title = f"{result['system']} on {Path(str(result['suite'])).name or result['suite']} ({result['n_questions']} questions); default: pass {100 * ref['pass']:.1f}%"
+    title = (
+        f"{result['system']} on {Path(str(result['suite'])).name or result['suite']} ({result['n_questions']} "
+        f"questions); default: pass {100 * ref['pass']:.1f}%"
+    )
     if len(axes) == 2:
         a, b = axes
         shape = (len(a["values"]), len(b["values"]))
-        fig, panels = plt.subplots(1, 2, figsize=(4.2 + 1.1 * shape[1] * 2, 1.6 + 0.6 * shape[0]), squeeze=False, layout="constrained")
+        fig, panels = plt.subplots(
+            1, 2, figsize=(4.2 + 1.1 * shape[1] * 2, 1.6 + 0.6 * shape[0]), squeeze=False, layout="constrained"
+        )
         for ax, key, cmap in zip(panels[0], ("pass", "staleness"), ("viridis", "magma_r")):
             m = np.array([g[key] for g in grid]).reshape(shape) * 100
             im = ax.imshow(m, cmap=cmap, aspect="auto")
@@ -232,7 +287,15 @@ def plot_grid(result: dict, path: str | Path) -> Path:
             ax.set_ylabel(a["name"])
             ax.set_title(f"{key} %")
             for i, j in np.ndindex(shape):
-                ax.text(j, i, f"{m[i, j]:.1f}", ha="center", va="center", color="w" if (m[i, j] - m.min()) < 0.5 * (np.ptp(m) or 1) else "k", fontsize=8)
+                ax.text(
+                    j,
+                    i,
+                    f"{m[i, j]:.1f}",
+                    ha="center",
+                    va="center",
+                    color="w" if (m[i, j] - m.min()) < 0.5 * (np.ptp(m) or 1) else "k",
+                    fontsize=8,
+                )
             fig.colorbar(im, ax=ax, shrink=0.8)
     elif len(axes) == 1:
         a = axes[0]
@@ -254,7 +317,12 @@ def plot_grid(result: dict, path: str | Path) -> Path:
         fig, ax = plt.subplots(figsize=(max(6, 0.35 * len(grid)), 4), layout="constrained")
         ax.bar(range(len(grid)), [100 * g["pass"] for g in grid])
         ax.axhline(100 * ref["pass"], ls=":", color="k", lw=1)
-        ax.set_xticks(range(len(grid)), [", ".join(_label(v) for v in g["params"].values()) for g in grid], rotation=90, fontsize=7)
+        ax.set_xticks(
+            range(len(grid)),
+            [", ".join(_label(v) for v in g["params"].values()) for g in grid],
+            rotation=90,
+            fontsize=7,
+        )
         ax.set_xlabel(" × ".join(a["name"] for a in axes))
         ax.set_ylabel("pass % (dotted: default)")
     fig.suptitle(title, fontsize=9)  # layouts are explicit: a global rc (e.g. paper_figures' style) must not matter
@@ -272,7 +340,12 @@ def format_grid(result: dict) -> str:
     rows = [({n: "default" for n in names}, ref)] + [(g["params"], g) for g in result["grid"]]
     for params, g in rows:
         cells = [params[n] if isinstance(params[n], str) else _label(params[n]) for n in names]
-        cells += [f"{100 * g['pass']:.1f}", f"{100 * g['staleness']:.1f}", f"{g['jaccard_at_10']:.3f}", f"{g['kendall_tau']:.3f}"]
+        cells += [
+            f"{100 * g['pass']:.1f}",
+            f"{100 * g['staleness']:.1f}",
+            f"{g['jaccard_at_10']:.3f}",
+            f"{g['kendall_tau']:.3f}",
+        ]
         cells += [f"{100 * g['per_av'][a]:.1f}" if a in g["per_av"] else "—" for a in avs]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
@@ -289,8 +362,17 @@ def _cli(args) -> int:
     if not (args.json or args.csv or args.fig):
         raise ValueError("--json: give at least one of --json, --csv, --fig")
     suites, label = load_suites_arg(args.suite, args.personas, args.seed)
-    result = run_grid(suites, make_embedder(args.embedder), axes, base=base, system=args.system, label=label, chunk=args.chunk,
-                      scheduler=args.scheduler, params_inputs={**frcore.params_record(args), **({"set": list(args.set)} if args.set else {})})
+    result = run_grid(
+        suites,
+        make_embedder(args.embedder),
+        axes,
+        base=base,
+        system=args.system,
+        label=label,
+        chunk=args.chunk,
+        scheduler=args.scheduler,
+        params_inputs={**frcore.params_record(args), **({"set": list(args.set)} if args.set else {})},
+    )
     stem = Path(args.json) if args.json else Path(args.csv or args.fig)
     written = []
     if args.json:
@@ -301,27 +383,66 @@ def _cli(args) -> int:
     written.append(str(plot_grid(result, args.fig or stem.with_suffix(".png"))))
     print(format_grid(result))
     s = result["seconds"]
-    print(f"\n{result['n_settings']} settings × {result['n_questions']} questions ({result['n_personas']} personas), system {result['system']}: "
-          f"{result['kernel_calls']} batched kernel call(s); candidate sets {s['candidate_sets']} s, scoring {s['scoring']} s.\n"
-          f"Method: {METHOD}. Jaccard@10 and τ are against the ranking under the default parameters.\nwrote {', '.join(map(str, written))}")
+    print(
+        f"\n{result['n_settings']} settings × {result['n_questions']} questions ({result['n_personas']} personas), "
+        f"system {result['system']}: "
+        f"{result['kernel_calls']} batched kernel call(s); candidate sets {s['candidate_sets']} s, scoring "
+        f"{s['scoring']} s.\n"
+        f"Method: {METHOD}. Jaccard@10 and τ are against the ranking under the default parameters.\nwrote "
+        f"{', '.join(map(str, written))}"
+    )
     return 0
 
 
 def register_grid(sub, suite_arguments) -> None:
     """Add ``fr sweep grid`` to ``fr sweep``'s actions."""
     g = sub.add_parser(
-        "grid", help="any grid of score parameters: --param NAME=V1,V2,… (repeatable; the grid is the product)",
-        description="Evaluate the product of --param NAME=V1,V2,… axes on a suite. " + METHOD[0].upper() + METHOD[1:] + ". "
-                    "Writes per-setting pass, staleness, pass per attack vector, Jaccard@10 and Kendall τ against the default ranking "
-                    "(JSON, CSV) and a figure (heat map for two parameters, curves for one).")
+        "grid",
+        help="any grid of score parameters: --param NAME=V1,V2,… (repeatable; the grid is the product)",
+        description="Evaluate the product of --param NAME=V1,V2,… axes on a suite. "
+        + METHOD[0].upper()
+        + METHOD[1:]
+        + ". "
+        "Writes per-setting pass, staleness, pass per attack vector, Jaccard@10 and Kendall τ against the default "
+        "ranking "
+        "(JSON, CSV) and a figure (heat map for two parameters, curves for one).",
+    )
     suite_arguments(g)
-    g.add_argument("--param", action="append", default=[], metavar="NAME=V1,V2,…", required=True,
-                   help="one axis of the grid (repeatable): rate.CATEGORY, alpha.CATEGORY, floor.CATEGORY, cognitive_rate.CATEGORY "
-                        "(CATEGORY or *), clock.CATEGORY=A/S/C, clock.KIND.CATEGORY (KIND abs|session|conv) or a scalar (global_alpha, …)")
-    g.add_argument("--params", metavar="FILE", help="base parameter file (frcore-params-v1) the grid is applied on (default: the default parameters)")
-    g.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="a fixed override of the base, on top of --params (repeatable)")
-    g.add_argument("--system", default="fr-full", help="the FR system whose score is swept (default fr-full; one whose pipeline is FR-full's up to score switches)")
-    g.add_argument("--chunk", type=int, default=DEFAULT_CHUNK, help=f"settings per batched kernel call / Dask task (default {DEFAULT_CHUNK})")
+    g.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=V1,V2,…",
+        required=True,
+        help="one axis of the grid (repeatable): rate.CATEGORY, alpha.CATEGORY, floor.CATEGORY, "
+        "cognitive_rate.CATEGORY "
+        "(CATEGORY or *), clock.CATEGORY=A/S/C, clock.KIND.CATEGORY (KIND abs|session|conv) or a scalar (global_alpha, "
+        "…)",
+    )
+    g.add_argument(
+        "--params",
+        metavar="FILE",
+        help="base parameter file (frcore-params-v1) the grid is applied on (default: the default parameters)",
+    )
+    g.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a fixed override of the base, on top of --params (repeatable)",
+    )
+    g.add_argument(
+        "--system",
+        default="fr-full",
+        help="the FR system whose score is swept (default fr-full; one whose pipeline is FR-full's up to score "
+        "switches)",
+    )
+    g.add_argument(
+        "--chunk",
+        type=int,
+        default=DEFAULT_CHUNK,
+        help=f"settings per batched kernel call / Dask task (default {DEFAULT_CHUNK})",
+    )
     g.add_argument("--json", help="write the result here (the CSV and figure go beside it unless --csv / --fig)")
     g.add_argument("--csv", help="write one row per setting here")
     g.add_argument("--fig", help="write the figure here (PNG)")

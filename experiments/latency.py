@@ -5,11 +5,10 @@ Four implementations of the same score, measured in one run on the same inputs:
 - ``jax``: score + top-10 as **one** compiled executable of :func:`frcore.score_top_k_rows`
   (the packed single-query path: parameters, query and candidates as three arrays, the top-10
   values and their indices as one (2, 10) array; the formula is :func:`frcore.score`), inputs
-  already on the device, called through ``jax.jit``'s C++ dispatch path (in a side check here
-  about 1 μs faster at k = 20 than calling the ahead-of-time ``Compiled`` object); the timed
-  statement is the call and the output array's own ``block_until_ready()``, with no helper
-  frame between them (a generic wait-for-every-output helper measured about 0.8 μs slower at
-  k = 20, and ``jax.block_until_ready(tree)`` about 1 μs slower, to kernel and floor alike);
+  already on the device, called through ``jax.jit``'s C++ dispatch path rather than the
+  ahead-of-time ``Compiled`` object; the timed statement is the call and the output array's
+  own ``block_until_ready()``, with no helper frame between them (docs/performance.md gives
+  what each of these choices costs);
 - ``jax_from_numpy``: the same executable from the validated NumPy field arrays, packed and
   transferred on every call;
 - ``numpy``: the float64 reference twin (:mod:`frcore.reference`) + its top-k;
@@ -50,8 +49,7 @@ import jax.monitoring
 import numpy as np
 
 import frcore
-from frcore import reference as ref
-from frcore import ASYNC_ENV
+from frcore import ASYNC_ENV, reference as ref
 
 from .ledger import PAPER as _LEDGER_PAPER
 
@@ -70,10 +68,10 @@ def _count_compiles():
     """Count XLA backend compilations (JAX monitoring events) while the block runs."""
     n = {"compiles": 0, "seconds": 0.0}
 
-    def listener(name, duration, **kw):
-        if name == _COMPILE_EVENT:
+    def listener(event: str, duration_secs: float, **kw: str | int) -> None:
+        if event == _COMPILE_EVENT:
             n["compiles"] += 1
-            n["seconds"] += float(duration)
+            n["seconds"] += float(duration_secs)
 
     jax.monitoring.register_event_duration_secs_listener(listener)
     try:
@@ -114,7 +112,7 @@ def _timeit(fn, *, min_reps: int = 5, max_reps: int = 2000, budget_s: float = 0.
     garbage collector paused while timing (as :mod:`timeit` does)."""
     for _ in range(min(5, max_reps)):
         fn()
-    times = []
+    times: list[float] = []
     gc_was_enabled = gc.isenabled()
     gc.disable()  # as the standard library's timeit does: no collection pauses inside a timing
     try:
@@ -146,7 +144,9 @@ def _jitted_rows(k, fused, floor, pv, qv, cm, q_np, c_np, budget: float) -> tupl
     row = {"jax": _timeit(lambda: fused(pv, qv, cm).block_until_ready(), budget_s=budget, max_reps=reps)}
     # from NumPy: the validated field arrays are packed and transferred on every call
     row["jax_from_numpy"] = _timeit(
-        lambda: fused(pv, frcore.pack_query(q_np), frcore.pack_candidates(c_np)).block_until_ready(), budget_s=budget, max_reps=reps
+        lambda: fused(pv, frcore.pack_query(q_np), frcore.pack_candidates(c_np)).block_until_ready(),
+        budget_s=budget,
+        max_reps=reps,
     )
     return row, _timeit(lambda: floor(pv, qv, cm).block_until_ready(), budget_s=budget, max_reps=reps)
 
@@ -232,13 +232,25 @@ def run_latency(quick: bool = False, ks: list[int] | None = None, log=print, oth
             sweep_compiles += counted["compiles"] - before
             if k <= cap["numpy"]:
                 c_k = frcore.Candidates(*(x[:k] for x in c_np))
-                row["numpy"] = _timeit(lambda: ref.top_k(ref.score_candidates(np_params, q_np, c_k, config).total, TOP), budget_s=budget, min_reps=3, max_reps=200)
+                row["numpy"] = _timeit(
+                    # timed within this iteration, so the loop variables are the current ones
+                    lambda: ref.top_k(ref.score_candidates(np_params, q_np, c_k, config).total, TOP),  # noqa: B023
+                    budget_s=budget,
+                    min_reps=3,
+                    max_reps=200,
+                )
             if k <= cap["python"]:
                 pp, pq, rows = ref.python_inputs(np_params, q_np, c_np)
                 rows = rows[:k]
                 row["python"] = _timeit(
-                    lambda: heapq.nlargest(TOP, enumerate(ref.score_python(pp, pq, rows, config)), key=lambda t: t[1]),
-                    budget_s=budget, min_reps=3, max_reps=2000,
+                    lambda: heapq.nlargest(
+                        TOP,
+                        enumerate(ref.score_python(pp, pq, rows, config)),  # noqa: B023 (timed in this iteration)
+                        key=lambda t: t[1],
+                    ),
+                    budget_s=budget,
+                    min_reps=3,
+                    max_reps=2000,
                 )
             for impl in IMPLS:
                 if impl in row:
@@ -313,8 +325,13 @@ def write_figure(res: dict, path: str | Path) -> Path:
         pts = sorted((r["k"], r["median_us"]) for r in other["results"] if r["impl"] == "jax")
         ax.plot(*zip(*pts), linestyle="--", color="gray", label=f"jax, {other['cpu_dispatch']} CPU dispatch")
     ax.scatter([20], [PAPER["median_us_k20"]], marker="*", s=160, color="k", zorder=5, label="paper: 47 μs at k=20")
-    ax.set(xscale="log", yscale="log", xlabel="k (scored candidate edges)", ylabel="median latency (μs)",
-           title="Lifecycle-layer latency vs k")
+    ax.set(
+        xscale="log",
+        yscale="log",
+        xlabel="k (scored candidate edges)",
+        ylabel="median latency (μs)",
+        title="Lifecycle-layer latency vs k",
+    )
     ax.legend(fontsize=8)
     fig.tight_layout()
     path = Path(path)
@@ -340,8 +357,16 @@ def run_cli(args) -> int:
         write_figure(res, args.fig)
     at20 = {r["impl"]: r["median_us"] for r in res["results"] if r["k"] == 20}
     if at20:
-        print("k=20 median: " + ", ".join(f"{i} {v:,.1f} μs" for i, v in at20.items()) + f" (paper {PAPER['median_us_k20']} μs)")
-    print("slope ns/candidate: " + ", ".join(f"{i} {v:,.1f}" for i, v in res["slope_ns"].items()) + f" (paper {PAPER['slope_ns']})")
+        print(
+            "k=20 median: "
+            + ", ".join(f"{i} {v:,.1f} μs" for i, v in at20.items())
+            + f" (paper {PAPER['median_us_k20']} μs)"
+        )
+    print(
+        "slope ns/candidate: "
+        + ", ".join(f"{i} {v:,.1f}" for i, v in res["slope_ns"].items())
+        + f" (paper {PAPER['slope_ns']})"
+    )
     floor20 = [d["median_us"] for d in res["dispatch_floor"] if d["k"] == 20]
     if floor20:
         print(f"dispatch floor at k=20 (trivial executable, same inputs): {floor20[0]:,.1f} μs")
@@ -350,12 +375,17 @@ def run_cli(args) -> int:
         o20 = {r["impl"]: r["median_us"] for r in other["results"] if r["k"] == 20}
         f20 = [d["median_us"] for d in other["dispatch_floor"] if d["k"] == 20]
         if o20:
-            print(f"{other['cpu_dispatch']} CPU dispatch (child process), k=20: " + ", ".join(f"{i} {v:,.1f} μs" for i, v in o20.items())
-                  + (f", dispatch floor {f20[0]:,.1f} μs" if f20 else ""))
+            print(
+                f"{other['cpu_dispatch']} CPU dispatch (child process), k=20: "
+                + ", ".join(f"{i} {v:,.1f} μs" for i, v in o20.items())
+                + (f", dispatch floor {f20[0]:,.1f} μs" if f20 else "")
+            )
     b = res["batched"]
-    print(f"batched B={b['B']} x k={b['k']}: {b['scores_per_s']:.3g} scores/s; "
-          f"compile {res['compile_s']:.2f} s (apart); {res['compilations']} compilations in the k sweep "
-          f"over {len(res['machine']['buckets'])} buckets; CPU dispatch {res['machine']['cpu_dispatch']}")
+    print(
+        f"batched B={b['B']} x k={b['k']}: {b['scores_per_s']:.3g} scores/s; "
+        f"compile {res['compile_s']:.2f} s (apart); {res['compilations']} compilations in the k sweep "
+        f"over {len(res['machine']['buckets'])} buckets; CPU dispatch {res['machine']['cpu_dispatch']}"
+    )
     return 0
 
 

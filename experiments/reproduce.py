@@ -15,8 +15,9 @@ import json
 import sys
 import time
 import traceback
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 
 def _log(msg: str) -> None:
@@ -39,7 +40,9 @@ class Run:
         try:
             value = fn()
         except Exception as e:  # keep going: one part failing must not stop the rest
-            self.failures.append({"part": name, "error": f"{type(e).__name__}: {e}", "traceback": traceback.format_exc(limit=8)})
+            self.failures.append(
+                {"part": name, "error": f"{type(e).__name__}: {e}", "traceback": traceback.format_exc(limit=8)}
+            )
             _log(f"{name} FAILED: {type(e).__name__}: {e}")
             value = None
         self.timings[name] = round(time.perf_counter() - t, 1)
@@ -47,7 +50,13 @@ class Run:
         return value
 
     def record(self, path: Path, kind: str, command: str) -> None:
-        self.outputs.append({"path": str(Path(path).relative_to(self.out)) if Path(path).is_relative_to(self.out) else str(path), "kind": kind, "command": command})
+        self.outputs.append(
+            {
+                "path": str(Path(path).relative_to(self.out)) if Path(path).is_relative_to(self.out) else str(path),
+                "kind": kind,
+                "command": command,
+            }
+        )
 
 
 def _rename_systems(res: dict, names: dict[str, str]) -> dict:
@@ -60,10 +69,22 @@ def _rename_systems(res: dict, names: dict[str, str]) -> dict:
 
 
 #: The σ-scale diagnosis: these systems with σ max-normalised per query, renamed.
-SIGMA_DIAGNOSIS = {"fr-full": "fr-sigma-max", "fr-no-floors": "fr-sigma-max-no-floors", "fr-global-alpha": "fr-sigma-max-global-alpha"}
+SIGMA_DIAGNOSIS = {
+    "fr-full": "fr-sigma-max",
+    "fr-no-floors": "fr-sigma-max-no-floors",
+    "fr-global-alpha": "fr-sigma-max-global-alpha",
+}
 
 
-def reproduce(out: Path, quick: bool = False, suite: str = "synthetic", personas: int | None = None, embedder_name: str = "minilm", scheduler: str | None = None, seed: int = 0) -> dict:
+def reproduce(
+    out: Path,
+    quick: bool = False,
+    suite: str = "synthetic",
+    personas: int | None = None,
+    embedder_name: str = "minilm",
+    scheduler: str | None = None,
+    seed: int = 0,
+) -> dict:
     """Run every part on one suite with one embedder; returns the manifest (``failures`` lists
     parts that raised and checks that did not pass)."""
     from experiments import ledger
@@ -78,17 +99,25 @@ def reproduce(out: Path, quick: bool = False, suite: str = "synthetic", personas
     suite_args = ["--suite", suite] + (["--personas", str(n_personas)] if generated or personas else [])
     tag = " ".join(suite_args)
 
-    suites, label = run.part("load suites", lambda: load_suites_arg(suite, n_personas if (generated or personas) else None, seed)) or ([], suite)
+    suites, label = run.part(
+        "load suites", lambda: load_suites_arg(suite, n_personas if (generated or personas) else None, seed)
+    ) or ([], suite)
     emb = run.part("embedder", lambda: make_embedder(embedder_name))
     inputs = {"suite": label, "personas": len(suites), "embedder": embedder_name}
 
     # 1. theory (the same suites and embedder as every other part)
     def theory():
-        from theory.run import n_failed
-        from theory.run import theory as run_theory
+        from theory.run import n_failed, theory as run_theory
 
-        records = run_theory(suites, emb, label, embedder_name, generated=generated, json_path=str(R / "theory.json"),
-                             log=lambda m: print(m, file=sys.stderr))
+        records = run_theory(
+            suites,
+            emb,
+            label,
+            embedder_name,
+            generated=generated,
+            json_path=str(R / "theory.json"),
+            log=lambda m: print(m, file=sys.stderr),
+        )
         run.record(R / "theory.json", "results", f"fr theory {tag} --embedder {embedder_name} --json theory.json")
         for r in records:
             if r["check"] != "pass":
@@ -116,9 +145,20 @@ def reproduce(out: Path, quick: bool = False, suite: str = "synthetic", personas
     def bench_gold():
         from frcore.bench import run_benchmark
 
-        res = run_benchmark(suites, "fr-full,flat-cosine,bm25,uniform-decay,overwrite", emb, gold_intent=True, suite_label=label, keep_terms=False)
+        res = run_benchmark(
+            suites,
+            "fr-full,flat-cosine,bm25,uniform-decay,overwrite",
+            emb,
+            gold_intent=True,
+            suite_label=label,
+            keep_terms=False,
+        )
         (R / "bench_gold_intent.json").write_text(json.dumps(res, default=str))
-        run.record(R / "bench_gold_intent.json", "results", f"fr bench run {tag} --gold-intent --embedder {embedder_name} --json bench_gold_intent.json")
+        run.record(
+            R / "bench_gold_intent.json",
+            "results",
+            f"fr bench run {tag} --gold-intent --embedder {embedder_name} --json bench_gold_intent.json",
+        )
 
     run.part("benchmark (gold intent)", bench_gold)
     run.inputs["benchmark (gold intent)"] = inputs
@@ -127,12 +167,23 @@ def reproduce(out: Path, quick: bool = False, suite: str = "synthetic", personas
     def sigma_diagnosis():
         from frcore.bench import run_benchmark
 
-        res = run_benchmark(suites, ",".join(list(SIGMA_DIAGNOSIS) + ["flat-cosine"]), emb, suite_label=label, keep_terms=False,
-                            pipeline_overrides={"sigma_scale": "max"})
+        res = run_benchmark(
+            suites,
+            ",".join(list(SIGMA_DIAGNOSIS) + ["flat-cosine"]),
+            emb,
+            suite_label=label,
+            keep_terms=False,
+            pipeline_overrides={"sigma_scale": "max"},
+        )
         (R / "diagnosis_sigma.json").write_text(json.dumps(_rename_systems(res, SIGMA_DIAGNOSIS), default=str))
-        run.record(R / "diagnosis_sigma.json", "results",
-                   f"fr bench run {tag} --systems {','.join(SIGMA_DIAGNOSIS)},flat-cosine --pipeline sigma_scale=max --embedder {embedder_name} "
-                   f"--json diagnosis_sigma.json (then renamed: {', '.join(f'{a} → {b}' for a, b in SIGMA_DIAGNOSIS.items())})")
+        run.record(
+            R / "diagnosis_sigma.json",
+            "results",
+            f"fr bench run {tag} --systems {','.join(SIGMA_DIAGNOSIS)},flat-cosine --pipeline sigma_scale=max "
+            f"--embedder {embedder_name} "
+            "--json diagnosis_sigma.json (then renamed: "
+            f"{', '.join(f'{a} → {b}' for a, b in SIGMA_DIAGNOSIS.items())})",
+        )
 
     run.part("diagnosis (σ scale)", sigma_diagnosis)
     run.inputs["diagnosis (σ scale)"] = {**inputs, "pipeline": {"sigma_scale": "max"}}
@@ -144,7 +195,11 @@ def reproduce(out: Path, quick: bool = False, suite: str = "synthetic", personas
         only = ["multiplier", "alpha", "noise", "labels", "granularity", "holdout"]
         written = run_all(suites, emb, label, R, only, quick, scheduler, log=_log)
         for name, path in written.items():
-            run.record(path, "results", f"fr sweep {tag} --embedder {embedder_name} --only {name}{' --quick' if quick else ''} --out results")
+            run.record(
+                path,
+                "results",
+                f"fr sweep {tag} --embedder {embedder_name} --only {name}{' --quick' if quick else ''} --out results",
+            )
 
     run.part("sweeps", sweeps)
     run.inputs["sweeps"] = inputs
@@ -183,11 +238,21 @@ def reproduce(out: Path, quick: bool = False, suite: str = "synthetic", personas
 
     rows = run.part("ledger", verdicts) or []
     report = out / "REPORT.md"
-    run.part("report", lambda: report.write_text(render_report(R, run, rows, quick=quick, label=label, embedder=embedder_name)))
+    run.part(
+        "report",
+        lambda: report.write_text(render_report(R, run, rows, quick=quick, label=label, embedder=embedder_name)),
+    )
     run.record(report, "table", "fr reproduce" + (" --quick" if quick else ""))
-    manifest = {"outputs": run.outputs, "failures": run.failures, "timings_s": run.timings, "suite": label, "embedder": embedder_name,
-                "quick": quick, "inputs": run.inputs,
-                "verdicts": {r["id"]: r["verdict"] for r in rows}}
+    manifest = {
+        "outputs": run.outputs,
+        "failures": run.failures,
+        "timings_s": run.timings,
+        "suite": label,
+        "embedder": embedder_name,
+        "quick": quick,
+        "inputs": run.inputs,
+        "verdicts": {r["id"]: r["verdict"] for r in rows},
+    }
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1, default=str))
     _log(f"wrote {report} and {out / 'manifest.json'} ({len(run.outputs)} outputs, {len(run.failures)} failures)")
     return manifest
@@ -232,13 +297,18 @@ def render_report(R: Path, run: Run, rows: list[dict], quick: bool, label: str, 
     lines = [
         "# Fortunate Recall — reproduction report",
         "",
-        f"Suite: `{label}`; embedder: `{embedder}` (every part; see *Inputs*); {'quick (reduced grids)' if quick else 'full run'}. "
+        f"Suite: `{label}`; embedder: `{embedder}` (every part; see *Inputs*); "
+        f"{'quick (reduced grids)' if quick else 'full run'}. "
         "Every number below was produced by this run; the commands are in `manifest.json`.",
         "",
-        "Two results per claim, never merged: **check** — our computation ran and its certificates re-verified (pass / fail / "
-        "error); **verdict** — whether the paper's statement holds on this suite (reproduced / partly reproduced / not reproduced / "
-        "not comparable), decided by the rule printed with the claim (`results/ledger.json`, `results/theory.json`). The paper "
-        "measured its own system (LLM extraction, Graphiti or its bank, an LLM judge) on its own data; nothing here was tuned to match.",
+        "Two results per claim, never merged: **check** — our computation ran and its certificates re-verified (pass / "
+        "fail / "
+        "error); **verdict** — whether the paper's statement holds on this suite (reproduced / partly reproduced / not "
+        "reproduced / "
+        "not comparable), decided by the rule printed with the claim (`results/ledger.json`, `results/theory.json`). "
+        "The paper "
+        "measured its own system (LLM extraction, Graphiti or its bank, an LLM judge) on its own data; nothing here "
+        "was tuned to match.",
         "",
         "## Verdicts",
         "",
@@ -257,15 +327,29 @@ def render_report(R: Path, run: Run, rows: list[dict], quick: bool, label: str, 
         for x in diag:
             d = x["diagnosis"]
             lines.append(f"- **{x['id']}** ({x['verdict']}): {d['summary']}")
-            for name, v in (d.get("variants") or {}).items():
-                lines.append(f"  - {v.get('cause')} — {v.get('what')}: " + (f"{v.get('verdict')}; {v.get('ours')}" if "verdict" in v else str(v.get("skipped") or v.get("error") or v.get("check"))))
+            for v in (d.get("variants") or {}).values():
+                lines.append(
+                    f"  - {v.get('cause')} — {v.get('what')}: "
+                    + (
+                        f"{v.get('verdict')}; {v.get('ours')}"
+                        if "verdict" in v
+                        else str(v.get("skipped") or v.get("error") or v.get("check"))
+                    )
+                )
             if d.get("interpretation"):
                 it = d["interpretation"]
-                lines.append(f"  - interpretation — {it['what']}: satisfiable alone {100 * float(it['satisfiable_alone']['share_infeasible']):.1f}% of "
-                             f"{it['satisfiable_alone']['cross_pairs']:,}; all pairs {100 * float(it['all_pairs']['share_infeasible']):.1f}% of {it['all_pairs']['cross_pairs']:,}")
+                lines.append(
+                    f"  - interpretation — {it['what']}: satisfiable alone "
+                    f"{100 * float(it['satisfiable_alone']['share_infeasible']):.1f}% of "
+                    f"{it['satisfiable_alone']['cross_pairs']:,}; all pairs "
+                    f"{100 * float(it['all_pairs']['share_infeasible']):.1f}% of {it['all_pairs']['cross_pairs']:,}"
+                )
             if d.get("score_regime"):
                 sr = d["score_regime"]
-                lines.append("  - score regime: " + ", ".join(f"{k} {v:.3g}" if isinstance(v, float) else f"{k} {v}" for k, v in sr.items()))
+                lines.append(
+                    "  - score regime: "
+                    + ", ".join(f"{k} {v:.3g}" if isinstance(v, float) else f"{k} {v}" for k, v in sr.items())
+                )
         lines.append("")
     md = R / "bench.md"
     if md.exists():
@@ -273,7 +357,11 @@ def render_report(R: Path, run: Run, rows: list[dict], quick: bool, label: str, 
     if run.failures:
         lines += ["## Failures", ""] + [f"- **{f['part']}**: {f['error']}" for f in run.failures] + [""]
     if getattr(run, "inputs", None):
-        lines += ["## Inputs (per part)", ""] + [f"- {k}: " + ", ".join(f"{a} `{b}`" for a, b in v.items()) for k, v in run.inputs.items()] + [""]
+        lines += (
+            ["## Inputs (per part)", ""]
+            + [f"- {k}: " + ", ".join(f"{a} `{b}`" for a, b in v.items()) for k, v in run.inputs.items()]
+            + [""]
+        )
     lines += ["## Timings (s)", "", ", ".join(f"{k}: {v}" for k, v in run.timings.items()), ""]
     return "\n".join(lines)
 
@@ -284,12 +372,20 @@ def exit_code(manifest: dict) -> int:
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("reproduce", help="run theory, benchmark, sweeps, latency and regenerate every figure and table")
+    p = subparsers.add_parser(
+        "reproduce", help="run theory, benchmark, sweeps, latency and regenerate every figure and table"
+    )
     p.add_argument("--out", default="paper_figures/out")
     p.add_argument("--quick", action="store_true", help="reduced grids for a first look (under 10 minutes)")
-    p.add_argument("--suite", default="synthetic", help="'synthetic' (built-in generator, default) or a suite file/folder, e.g. ../shared/data/lifemembench")
+    p.add_argument(
+        "--suite",
+        default="synthetic",
+        help="'synthetic' (built-in generator, default) or a suite file/folder, e.g. ../shared/data/lifemembench",
+    )
     p.add_argument("--personas", type=int, default=None)
     p.add_argument("--embedder", default="minilm")
     p.add_argument("--scheduler", help="Dask scheduler address for the sweep grid")
     p.add_argument("--seed", type=int, default=0)
-    p.set_defaults(func=lambda a: exit_code(reproduce(Path(a.out), a.quick, a.suite, a.personas, a.embedder, a.scheduler, a.seed)))
+    p.set_defaults(
+        func=lambda a: exit_code(reproduce(Path(a.out), a.quick, a.suite, a.personas, a.embedder, a.scheduler, a.seed))
+    )

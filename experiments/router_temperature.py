@@ -57,12 +57,16 @@ def main(argv=None) -> int:
     rows = temperature_table(Router(emb), texts, np.asarray(emb.embed(texts)))
     best = min(rows, key=lambda r: r["sq_rel_error"])
     for r in rows:
-        print(f"T={r['temperature']:<6} categories/entry {r['mean_categories_above_0_05']:.2f}  "
-              f"primary<0.90 {100 * r['share_primary_below_0_90']:.1f}%  sq. rel. error {r['sq_rel_error']:.3f}"
-              + ("  <- best" if r is best else ""))
+        print(
+            f"T={r['temperature']:<6} categories/entry {r['mean_categories_above_0_05']:.2f}  "
+            f"primary<0.90 {100 * r['share_primary_below_0_90']:.1f}%  sq. rel. error {r['sq_rel_error']:.3f}"
+            + ("  <- best" if r is best else "")
+        )
     print(f"paper (SPEC §2): 2.0 categories per entry, 66.8% below 0.90; {len(texts)} LoCoMo turns")
     if args.json:
-        Path(args.json).write_text(json.dumps({"paper": PAPER, "turns": len(texts), "rows": rows, "best": best["temperature"]}, indent=1))
+        Path(args.json).write_text(
+            json.dumps({"paper": PAPER, "turns": len(texts), "rows": rows, "best": best["temperature"]}, indent=1)
+        )
     return 0
 
 

@@ -19,11 +19,12 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import json
-import zlib
 import time
-from dataclasses import dataclass, field
+import zlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import jax.numpy as jnp
 import numpy as np
@@ -114,7 +115,16 @@ def build_table(suites, embedder, source: str = "", progress: bool = True) -> Sw
                 c = res.candidates
                 if c is None or c.sim.shape[0] != bucket:
                     raise RuntimeError(f"question {q.id}: unexpected candidate bucket")
-                qs.append({"persona": suite.persona, "id": q.id, "attack_vector": q.attack_vector, "support": list(q.support), "wrong": list(q.wrong), "at_h": hours_since_epoch(q.asked_at)})
+                qs.append(
+                    {
+                        "persona": suite.persona,
+                        "id": q.id,
+                        "attack_vector": q.attack_vector,
+                        "support": list(q.support),
+                        "wrong": list(q.wrong),
+                        "at_h": hours_since_epoch(q.asked_at),
+                    }
+                )
                 row = np.full(bucket, "", dtype=object)
                 row[: len(res.candidate_ids)] = res.candidate_ids
                 ids.append(row)
@@ -129,10 +139,12 @@ def build_table(suites, embedder, source: str = "", progress: bool = True) -> Sw
 
 def scores(table: SweepTable, params_stack, config: ScoreConfig = ScoreConfig(), cands=None) -> np.ndarray:
     """(P, Q, B) totals for stacked params: one batched call."""
-    return np.asarray(score_sweep(params_stack, table.queries, cands if cands is not None else table.cands, config).total)
+    return np.asarray(
+        score_sweep(params_stack, table.queries, cands if cands is not None else table.cands, config).total
+    )
 
 
-def rankings(total: np.ndarray, table: SweepTable) -> list:
+def rankings(total: np.ndarray, table: SweepTable) -> np.ndarray:
     """(…, Q, B) totals → per (…, Q) the ranked ids of the top-10 (finite scores only)."""
     vals, idx = top_k(jnp.asarray(total), K)
     vals, idx = np.asarray(vals), np.asarray(idx)
@@ -228,7 +240,13 @@ class Granularity:
 
 
 def _meta(config, seed: int | None, table: SweepTable) -> dict:
-    return {"config": dataclasses.asdict(config), "seed": seed, "data_source": table.source, "git_revision": git_revision(), "n_questions": table.n}
+    return {
+        "config": dataclasses.asdict(config),
+        "seed": seed,
+        "data_source": table.source,
+        "git_revision": git_revision(),
+        "n_questions": table.n,
+    }
 
 
 def run_multiplier(table: SweepTable, cfg: MultiplierSweep = MultiplierSweep(), base=None) -> dict:
@@ -246,7 +264,7 @@ def run_multiplier(table: SweepTable, cfg: MultiplierSweep = MultiplierSweep(), 
     total = scores(table, stack_params(sets))
     ref = scores(table, stack_params([base]))[0]
     cmp_ = compare_to(ref, total, table)
-    per = {}
+    per: dict[str, dict[str, Any]] = {}
     M = len(cfg.multipliers)
     for c, name in enumerate(CATEGORY_NAMES):
         jac = cmp_["jaccard"][c * M : (c + 1) * M].mean(axis=1)
@@ -260,7 +278,12 @@ def run_multiplier(table: SweepTable, cfg: MultiplierSweep = MultiplierSweep(), 
             "whole_range": bool(len(ok) == M),
         }
     n_whole = sum(v["whole_range"] for v in per.values())
-    return {**_meta(cfg, None, table), "per_category": per, "n_whole_range": n_whole, "paper": {k: PAPER["multiplier"][k] for k in ("n_whole_range", "RELATIONAL_BONDS")}}
+    return {
+        **_meta(cfg, None, table),
+        "per_category": per,
+        "n_whole_range": n_whole,
+        "paper": {k: PAPER["multiplier"][k] for k in ("n_whole_range", "RELATIONAL_BONDS")},
+    }
 
 
 def run_alpha(table: SweepTable, cfg: AlphaSweep = AlphaSweep(), base=None) -> dict:
@@ -279,10 +302,21 @@ def run_alpha(table: SweepTable, cfg: AlphaSweep = AlphaSweep(), base=None) -> d
         for a, row in zip(grid, p):
             mc = mcnemar(row, ref_pass)
             bs = paired_bootstrap(row, ref_pass, n_boot=2000)
-            rows.append({"alpha": a, "pass": float(row.mean()), "diff_vs_fr_full": bs["diff"], "ci": [bs["ci_low"], bs["ci_high"]], "mcnemar_p": mc["p_value"], "significant_bonferroni": bool(mc["p_value"] < bonf)})
+            rows.append(
+                {
+                    "alpha": a,
+                    "pass": float(row.mean()),
+                    "diff_vs_fr_full": bs["diff"],
+                    "ci": [bs["ci_low"], bs["ci_high"]],
+                    "mcnemar_p": mc["p_value"],
+                    "significant_bonferroni": bool(mc["p_value"] < bonf),
+                }
+            )
         out[grid_name] = {"rows": rows, "bonferroni_threshold": bonf}
     # Per-AV effect of a uniform α = 0.3 (paper K: AV8 drops to 12.5%).
-    t03 = scores(table, stack_params([frcore.replace_params(base, global_alpha=0.3)]), ScoreConfig(global_alpha=True))[0]
+    t03 = scores(table, stack_params([frcore.replace_params(base, global_alpha=0.3)]), ScoreConfig(global_alpha=True))[
+        0
+    ]
     p03 = passes(rankings(t03, table), table)
     out["uniform_alpha_0.3_per_av"] = _per_av(p03, table)
     out["fr_full_per_av"] = _per_av(ref_pass, table)
@@ -300,7 +334,9 @@ def _per_av(p: np.ndarray, table: SweepTable) -> dict:
 # ----------------------------------------------------------------------------- noise
 
 
-def perturb_edges(edges: list, kind: str, rate: float, rng: np.random.Generator, pairs=CONFUSED_PAIRS) -> tuple[list, set]:
+def perturb_edges(
+    edges: list, kind: str, rate: float, rng: np.random.Generator, pairs=CONFUSED_PAIRS
+) -> tuple[list, set]:
     """Return perturbed FactRecords and, for ``retraction``, the ids whose retraction flips."""
     out = []
     flips: set = set()
@@ -311,7 +347,11 @@ def perturb_edges(edges: list, kind: str, rate: float, rng: np.random.Generator,
             out.append(e)
             continue
         if kind == "slot_key":
-            new = str(rng.choice(slots + [f"_noise_{rng.integers(1_000_000)}"])) if e.slot else (str(rng.choice(slots)) if rng.random() < 0.5 else None)
+            new = (
+                str(rng.choice(slots + [f"_noise_{rng.integers(1_000_000)}"]))
+                if e.slot
+                else (str(rng.choice(slots)) if rng.random() < 0.5 else None)
+            )
             out.append(dataclasses.replace(e, slot=new))
         elif kind == "category":
             c = CATEGORY_NAMES[int(rng.integers(N_CATEGORIES))]
@@ -375,7 +415,12 @@ def perturbed_candidates(table: SweepTable, kind: str, rate: float, seed: int) -
                 he[qi, j] = hours_since_epoch(rec.event_time) - q["at_h"]
                 has[qi, j] = True
     c = table.cands
-    return c._replace(weights=jnp.asarray(w, c.weights.dtype), state=jnp.asarray(st, jnp.int32), hours_to_event=jnp.asarray(he, c.hours_to_event.dtype), has_event=jnp.asarray(has))
+    return c._replace(
+        weights=jnp.asarray(w, c.weights.dtype),
+        state=jnp.asarray(st, jnp.int32),
+        hours_to_event=jnp.asarray(he, c.hours_to_event.dtype),
+        has_event=jnp.asarray(has),
+    )
 
 
 def _noise_task(table: SweepTable, kind: str, rate: float, seed: int, params=None) -> dict:
@@ -384,7 +429,15 @@ def _noise_task(table: SweepTable, kind: str, rate: float, seed: int, params=Non
     noisy = scores(table, base, cands=perturbed_candidates(table, kind, rate, seed))
     cmp_ = compare_to(ref, noisy, table)
     p = passes(cmp_["ranked"], table)[0]
-    return {"kind": kind, "rate": rate, "seed": seed, "jaccard": float(cmp_["jaccard"].mean()), "tau": float(cmp_["tau"].mean()), "displaced_per_query": float(cmp_["displaced"].mean()), "pass": float(p.mean())}
+    return {
+        "kind": kind,
+        "rate": rate,
+        "seed": seed,
+        "jaccard": float(cmp_["jaccard"].mean()),
+        "tau": float(cmp_["tau"].mean()),
+        "displaced_per_query": float(cmp_["displaced"].mean()),
+        "pass": float(p.mean()),
+    }
 
 
 def map_grid(fn: Callable, tasks: Sequence[tuple], scheduler: str | None = None, client=None) -> list:
@@ -400,7 +453,9 @@ def map_grid(fn: Callable, tasks: Sequence[tuple], scheduler: str | None = None,
     return [fn(*t) for t in tasks]
 
 
-def _noise_grid(table: SweepTable, settings: Sequence[tuple[str, float, int]], scheduler: str | None, client, base=None) -> list[dict]:
+def _noise_grid(
+    table: SweepTable, settings: Sequence[tuple[str, float, int]], scheduler: str | None, client, base=None
+) -> list[dict]:
     """Run :func:`_noise_task` over (kind, rate, seed) settings; on a cluster the table is
     scattered to every worker once instead of being pickled into each task."""
     if client is None and scheduler:
@@ -411,14 +466,24 @@ def _noise_grid(table: SweepTable, settings: Sequence[tuple[str, float, int]], s
     return map_grid(_noise_task, [(ref, *t, base) for t in settings], client=client)
 
 
-def run_noise(table: SweepTable, cfg: NoiseSweep = NoiseSweep(), scheduler: str | None = None, client=None, base=None) -> dict:
+def run_noise(
+    table: SweepTable, cfg: NoiseSweep = NoiseSweep(), scheduler: str | None = None, client=None, base=None
+) -> dict:
     """Metadata-noise sweeps over the full basis (paper: slot-key corruption keeps τ ≈ 0.997
     while Jaccard falls to 0.76)."""
-    rows = _noise_grid(table, [(k, r, s) for k in cfg.kinds for r in cfg.rates for s in cfg.seeds], scheduler, client, base)
+    rows = _noise_grid(
+        table, [(k, r, s) for k in cfg.kinds for r in cfg.rates for s in cfg.seeds], scheduler, client, base
+    )
     return {**_meta(cfg, None, table), "rows": rows, "summary": _summarize(rows), "paper": PAPER["noise"]}
 
 
-def run_label_perturbation(table: SweepTable, cfg: LabelPerturbation = LabelPerturbation(), scheduler: str | None = None, client=None, base=None) -> dict:
+def run_label_perturbation(
+    table: SweepTable,
+    cfg: LabelPerturbation = LabelPerturbation(),
+    scheduler: str | None = None,
+    client=None,
+    base=None,
+) -> dict:
     """Category-label perturbation inside confused pairs (paper: 10% → Jaccard 0.974 ± 0.002,
     0.29 displaced edges per query; 50% → Jaccard 0.905, τ 0.897)."""
     rows = _noise_grid(table, [("label_pair", r, s) for r in cfg.rates for s in cfg.seeds], scheduler, client, base)
@@ -430,7 +495,13 @@ def _summarize(rows: list[dict]) -> dict:
     for r in rows:
         out.setdefault(r["kind"], {}).setdefault(str(r["rate"]), []).append(r)
     return {
-        k: {rate: {m: [round(float(np.mean([x[m] for x in rs])), 5), round(float(np.std([x[m] for x in rs])), 5)] for m in ("jaccard", "tau", "displaced_per_query", "pass")} for rate, rs in v.items()}
+        k: {
+            rate: {
+                m: [round(float(np.mean([x[m] for x in rs])), 5), round(float(np.std([x[m] for x in rs])), 5)]
+                for m in ("jaccard", "tau", "displaced_per_query", "pass")
+            }
+            for rate, rs in v.items()
+        }
         for k, v in out.items()
     }
 
@@ -446,7 +517,12 @@ def run_granularity(table: SweepTable, cfg: Granularity = Granularity(), base=No
     sets = [collapse_params(base, parts[k]) for k in cfg.ks] + [collapse_params(base, cognitive_partition())]
     p = passes(rankings(scores(table, stack_params(sets)), table), table)
     rows = [{"k": k, "pass": float(p[i].mean()), "groups": parts[k]} for i, k in enumerate(cfg.ks)]
-    return {**_meta(cfg, None, table), "rows": rows, "cognitive_3": {"pass": float(p[-1].mean()), "groups": cognitive_partition()}, "paper": PAPER["granularity"]}
+    return {
+        **_meta(cfg, None, table),
+        "rows": rows,
+        "cognitive_3": {"pass": float(p[-1].mean()), "groups": cognitive_partition()},
+        "paper": PAPER["granularity"],
+    }
 
 
 # ----------------------------------------------------------------------------- holdout
@@ -490,8 +566,18 @@ def write(result: dict, path: str | Path) -> Path:
     return path
 
 
-def run_all(suites, embedder, label: str, out: Path, only: Sequence[str], quick: bool, scheduler: str | None = None, log=print,
-            base=None, params_inputs: dict | None = None) -> dict[str, Path]:
+def run_all(
+    suites,
+    embedder,
+    label: str,
+    out: Path,
+    only: Sequence[str],
+    quick: bool,
+    scheduler: str | None = None,
+    log=print,
+    base=None,
+    params_inputs: dict | None = None,
+) -> dict[str, Path]:
     """Run the named appendix sweeps on one candidate table; ``base``: the parameter set every
     sweep starts from (default parameters when None), recorded in each result with
     ``params_inputs``."""
@@ -528,8 +614,17 @@ def _cli(args) -> int:
     base = frcore.params_from_args(args)  # before anything runs: a bad file or override fails fast
     only = [x.strip() for x in args.only.split(",") if x.strip()]
     suites, label = load_suites_arg(args.suite, args.personas, args.seed)
-    run_all(suites, make_embedder(args.embedder), label, Path(args.out), only, args.quick, args.scheduler,
-            base=base, params_inputs=frcore.params_record(args))
+    run_all(
+        suites,
+        make_embedder(args.embedder),
+        label,
+        Path(args.out),
+        only,
+        args.quick,
+        args.scheduler,
+        base=base,
+        params_inputs=frcore.params_record(args),
+    )
     return 0
 
 
@@ -537,21 +632,32 @@ def _suite_arguments(p) -> None:
     from frcore.bench import add_suite_arguments
 
     add_suite_arguments(p)
-    p.add_argument("--scheduler", metavar="ADDRESS", help="Dask scheduler address, e.g. tcp://host:8786 (default: in-process)")
+    p.add_argument(
+        "--scheduler", metavar="ADDRESS", help="Dask scheduler address, e.g. tcp://host:8786 (default: in-process)"
+    )
 
 
 def register(subparsers) -> None:
     from .grid import register_grid
 
     p = subparsers.add_parser(
-        "sweep", help="parameter sweeps: the appendix's (--only …) or any grid (`fr sweep grid --param NAME=V1,V2`)",
+        "sweep",
+        help="parameter sweeps: the appendix's (--only …) or any grid (`fr sweep grid --param NAME=V1,V2`)",
         description="Without an action: the appendix sweeps (--only picks them; results as sweep_NAME.json in --out). "
-                    "`fr sweep grid --param NAME=V1,V2,…` evaluates any grid of parameters (see `fr sweep grid --help`). "
-                    "Every sweep re-scores each question's fixed FR-full candidate set, one batched kernel call over stacked parameter sets.")
+        "`fr sweep grid --param NAME=V1,V2,…` evaluates any grid of parameters (see `fr sweep grid --help`). "
+        "Every sweep re-scores each question's fixed FR-full candidate set, one batched kernel call over stacked "
+        "parameter sets.",
+    )
     _suite_arguments(p)
-    p.add_argument("--only", default=",".join(SWEEPS), help=f"comma-separated sweeps to run (default: all of {','.join(SWEEPS)})")
+    p.add_argument(
+        "--only", default=",".join(SWEEPS), help=f"comma-separated sweeps to run (default: all of {','.join(SWEEPS)})"
+    )
     p.add_argument("--quick", action="store_true", help="reduced noise and label grids")
-    frcore.add_params_arguments(p, param_help="override one parameter of the base every sweep starts from (repeatable; same names as `fr bench run --param`)")
+    frcore.add_params_arguments(
+        p,
+        param_help="override one parameter of the base every sweep starts from (repeatable; same names as `fr bench "
+        "run --param`)",
+    )
     p.add_argument("--out", default="results", help="output folder (default: results)")
     p.set_defaults(func=_cli)
     sub = p.add_subparsers(dest="command_sweep", metavar="ACTION")

@@ -20,6 +20,14 @@ from ._ontology import (
     as_arrays as as_arrays,
     category_index as category_index,
 )
+from ._packed import (
+    pack_candidates as pack_candidates,
+    pack_params as pack_params,
+    pack_query as pack_query,
+    score_packed as score_packed,
+    score_top_k_packed as score_top_k_packed,
+    score_top_k_rows as score_top_k_rows,
+)
 from ._params import (
     LifecycleParams as LifecycleParams,
     default_params as default_params,
@@ -28,45 +36,6 @@ from ._params import (
     scale_rates as scale_rates,
     stack_params as stack_params,
     validate_params as validate_params,
-)
-from ._scoring import (
-    Candidates as Candidates,
-    Query as Query,
-    ScoreTerms as ScoreTerms,
-    activation as activation,
-    anticipatory_activation as anticipatory_activation,
-    blend as blend,
-    compatibility_mask as compatibility_mask,
-    effective_age as effective_age,
-    effective_rate as effective_rate,
-    exemption_term as exemption_term,
-    primary_category as primary_category,
-    routing_term as routing_term,
-    score as score,
-    score_candidates as score_candidates,
-    score_queries as score_queries,
-    score_sweep as score_sweep,
-    supersession_term as supersession_term,
-    top_k as top_k,
-)
-from ._types import (
-    ABLATIONS as ABLATIONS,
-    COMPATIBLE as COMPATIBLE,
-    INTENT_NAMES as INTENT_NAMES,
-    STATE_NAMES as STATE_NAMES,
-    Intent as Intent,
-    ScoreConfig as ScoreConfig,
-    State as State,
-    intent_index as intent_index,
-    state_index as state_index,
-)
-from ._packed import (
-    pack_candidates as pack_candidates,
-    pack_params as pack_params,
-    pack_query as pack_query,
-    score_packed as score_packed,
-    score_top_k_packed as score_top_k_packed,
-    score_top_k_rows as score_top_k_rows,
 )
 from ._params_io import (
     PARAMS_FORMAT as PARAMS_FORMAT,
@@ -100,11 +69,42 @@ from ._runtime import (
     cpu_dispatch_mode as cpu_dispatch_mode,
     prefer_sync_cpu_dispatch as prefer_sync_cpu_dispatch,
 )
+from ._scoring import (
+    Candidates as Candidates,
+    Query as Query,
+    ScoreTerms as ScoreTerms,
+    activation as activation,
+    anticipatory_activation as anticipatory_activation,
+    blend as blend,
+    compatibility_mask as compatibility_mask,
+    effective_age as effective_age,
+    effective_rate as effective_rate,
+    exemption_term as exemption_term,
+    primary_category as primary_category,
+    routing_term as routing_term,
+    score as score,
+    score_candidates as score_candidates,
+    score_queries as score_queries,
+    score_sweep as score_sweep,
+    supersession_term as supersession_term,
+    top_k as top_k,
+)
 from ._time import (
     TimeParseError as TimeParseError,
     hours_since_epoch as hours_since_epoch,
     parse_time as parse_time,
     time_from_hours as time_from_hours,
+)
+from ._types import (
+    ABLATIONS as ABLATIONS,
+    COMPATIBLE as COMPATIBLE,
+    INTENT_NAMES as INTENT_NAMES,
+    STATE_NAMES as STATE_NAMES,
+    Intent as Intent,
+    ScoreConfig as ScoreConfig,
+    State as State,
+    intent_index as intent_index,
+    state_index as state_index,
 )
 from ._validate import (
     bucket_size as bucket_size,
@@ -118,38 +118,118 @@ from ._validate import (
 #: The public API, written out (a name imported above but missing here is not public; tested).
 __all__ = [
     # ontology
-    "ANTICIPATION", "CATEGORY_NAMES", "COGNITIVE_RATES_PER_HOUR", "HOURS_PER_MESSAGE", "N_CATEGORIES", "ONTOLOGY",
-    "SUPERSESSION_CONFIDENCE_THRESHOLD", "Category", "CategoryRow", "CognitiveType", "as_arrays", "category_index",
+    "ANTICIPATION",
+    "CATEGORY_NAMES",
+    "COGNITIVE_RATES_PER_HOUR",
+    "HOURS_PER_MESSAGE",
+    "N_CATEGORIES",
+    "ONTOLOGY",
+    "SUPERSESSION_CONFIDENCE_THRESHOLD",
+    "Category",
+    "CategoryRow",
+    "CognitiveType",
+    "as_arrays",
+    "category_index",
     # parameters
-    "LifecycleParams", "default_params", "params_to_numpy", "replace_params", "scale_rates", "stack_params", "validate_params",
+    "LifecycleParams",
+    "default_params",
+    "params_to_numpy",
+    "replace_params",
+    "scale_rates",
+    "stack_params",
+    "validate_params",
     # the parameter file (frcore-params-v1) and NAME=VALUE overrides
-    "PARAMS_FORMAT", "ParamsError", "ParamsFile", "add_params_arguments", "apply_param_overrides", "load_params", "override_value",
-    "param_changes", "params_from_args", "params_from_dict", "params_record", "params_to_dict", "parse_param_grid",
-    "parse_param_override", "read_params_file", "resolve_params", "save_params",
+    "PARAMS_FORMAT",
+    "ParamsError",
+    "ParamsFile",
+    "add_params_arguments",
+    "apply_param_overrides",
+    "load_params",
+    "override_value",
+    "param_changes",
+    "params_from_args",
+    "params_from_dict",
+    "params_record",
+    "params_to_dict",
+    "parse_param_grid",
+    "parse_param_override",
+    "read_params_file",
+    "resolve_params",
+    "save_params",
     # kernels and their inputs
-    "Candidates", "Query", "ScoreTerms", "activation", "anticipatory_activation", "blend", "compatibility_mask",
-    "effective_age", "effective_rate", "exemption_term", "primary_category", "routing_term", "score", "score_candidates",
-    "score_queries", "score_sweep", "supersession_term", "top_k", "KERNELS",
+    "Candidates",
+    "Query",
+    "ScoreTerms",
+    "activation",
+    "anticipatory_activation",
+    "blend",
+    "compatibility_mask",
+    "effective_age",
+    "effective_rate",
+    "exemption_term",
+    "primary_category",
+    "routing_term",
+    "score",
+    "score_candidates",
+    "score_queries",
+    "score_sweep",
+    "supersession_term",
+    "top_k",
+    "KERNELS",
     # states, intents, ablation switches
-    "ABLATIONS", "COMPATIBLE", "INTENT_NAMES", "STATE_NAMES", "Intent", "ScoreConfig", "State", "intent_index", "state_index",
+    "ABLATIONS",
+    "COMPATIBLE",
+    "INTENT_NAMES",
+    "STATE_NAMES",
+    "Intent",
+    "ScoreConfig",
+    "State",
+    "intent_index",
+    "state_index",
     # packed fast path
-    "pack_candidates", "pack_params", "pack_query", "score_packed", "score_top_k_packed", "score_top_k_rows",
+    "pack_candidates",
+    "pack_params",
+    "pack_query",
+    "score_packed",
+    "score_top_k_packed",
+    "score_top_k_rows",
     # partitions of the categories (A.5; the fr-collapsed-K systems)
-    "optimal_by_k", "optimal_table_partitions", "partition_blocks", "partition_variances", "restricted_growth_strings",
+    "optimal_by_k",
+    "optimal_table_partitions",
+    "partition_blocks",
+    "partition_variances",
+    "restricted_growth_strings",
     "table_policies",
     # runtime
-    "ASYNC_ENV", "cpu_dispatch_mode", "prefer_sync_cpu_dispatch",
+    "ASYNC_ENV",
+    "cpu_dispatch_mode",
+    "prefer_sync_cpu_dispatch",
     # timestamps
-    "TimeParseError", "hours_since_epoch", "parse_time", "time_from_hours",
+    "TimeParseError",
+    "hours_since_epoch",
+    "parse_time",
+    "time_from_hours",
     # input validation
-    "bucket_size", "category_weights_matrix", "make_candidates", "make_query", "stack_candidates", "stack_queries",
+    "bucket_size",
+    "category_weights_matrix",
+    "make_candidates",
+    "make_query",
+    "stack_candidates",
+    "stack_queries",
 ]
+
 
 #: The public kernels — every function of the kernel module :mod:`frcore._scoring` that is in
 #: ``__all__``, in ``__all__`` order; each must have a twin in :mod:`frcore.reference` (tested).
 def _kernel_names(namespace: dict) -> tuple[str, ...]:
-    return tuple(n for n in __all__ if n in namespace and callable(namespace[n]) and not isinstance(namespace[n], type)
-                 and getattr(namespace[n], "__module__", None) == "frcore._scoring")
+    return tuple(
+        n
+        for n in __all__
+        if n in namespace
+        and callable(namespace[n])
+        and not isinstance(namespace[n], type)
+        and getattr(namespace[n], "__module__", None) == "frcore._scoring"
+    )
 
 
 KERNELS: tuple[str, ...] = _kernel_names(globals())

@@ -146,9 +146,7 @@ def category_index(name: str) -> int:
     try:
         return int(Category[name])
     except KeyError:
-        raise ValueError(
-            f"unknown category {name!r}; expected one of {', '.join(CATEGORY_NAMES)}"
-        ) from None
+        raise ValueError(f"unknown category {name!r}; expected one of {', '.join(CATEGORY_NAMES)}") from None
 
 
 def _check_table() -> None:

@@ -30,15 +30,22 @@ from ._types import ScoreConfig
 C = N_CATEGORIES
 #: rows of the packed candidate matrix, in order (weights: C rows, ages: 3 rows)
 ROWS: tuple[tuple[str, int], ...] = (
-    ("sim", 1), ("weights", C), ("ages", 3), ("has_event", 1), ("hours_to_event", 1),
-    ("state", 1), ("confidence", 1), ("numeric", 1), ("valid", 1),
+    ("sim", 1),
+    ("weights", C),
+    ("ages", 3),
+    ("has_event", 1),
+    ("hours_to_event", 1),
+    ("state", 1),
+    ("confidence", 1),
+    ("numeric", 1),
+    ("valid", 1),
 )
 N_FEATURES = sum(n for _, n in ROWS)
 #: first row of each field in the packed candidate matrix
 ROW_START: dict[str, int] = dict(zip((name for name, _ in ROWS), np.cumsum([0] + [n for _, n in ROWS])[:-1].tolist()))
 
 #: vmap axes of the unpacked (feature-major) candidates: weights and ages carry k last
-_AXES = Candidates(*(1 if n > 1 else 0 for _, n in ROWS))
+_AXES = Candidates._make(1 if n > 1 else 0 for _, n in ROWS)
 _PARAM_SIZES = {"rates": C, "alpha": C, "floors": C, "clocks": 3 * C, "cognitive_rates": C}
 
 
@@ -50,7 +57,10 @@ def pack_params(params: LifecycleParams) -> np.ndarray:
         if name == "clocks":
             x = x.T
         if x.size != _PARAM_SIZES.get(name, 1):
-            raise ValueError(f"params.{name}: expected {_PARAM_SIZES.get(name, 1)} values, got {x.size} (stacked params cannot be packed)")
+            raise ValueError(
+                f"params.{name}: expected {_PARAM_SIZES.get(name, 1)} values, got {x.size} (stacked params cannot be "
+                "packed)"
+            )
         parts.append(x.ravel())
     return np.concatenate(parts)
 
@@ -73,7 +83,9 @@ def unpack_params(vec: jax.Array) -> LifecycleParams:
 
 def pack_query(query: Query) -> np.ndarray:
     """(1 + C,) float32: the intent index, then the routing weights."""
-    return np.concatenate([np.asarray(query.intent, dtype=np.float32).reshape(1), np.asarray(query.routing, dtype=np.float32)])
+    return np.concatenate(
+        [np.asarray(query.intent, dtype=np.float32).reshape(1), np.asarray(query.routing, dtype=np.float32)]
+    )
 
 
 def unpack_query(vec: jax.Array) -> Query:
@@ -94,7 +106,10 @@ def unpack_candidates_host(mat: np.ndarray) -> Candidates:
     """NumPy inverse of :func:`pack_candidates`: host arrays with :func:`frcore.make_candidates`'
     dtypes and shapes (candidates first: weights (n, C), ages (n, 3))."""
     mat = np.asarray(mat, dtype=np.float32)
-    f = {name: (mat[s : s + rows].T.copy() if rows > 1 else mat[s].copy()) for (name, rows), s in zip(ROWS, ROW_START.values())}
+    f = {
+        name: (mat[s : s + rows].T.copy() if rows > 1 else mat[s].copy())
+        for (name, rows), s in zip(ROWS, ROW_START.values())
+    }
     for name in ("has_event", "numeric", "valid"):
         f[name] = f[name] > 0.5
     f["state"] = f["state"].astype(np.int32)
@@ -114,9 +129,15 @@ def unpack_candidates(mat: jax.Array) -> Candidates:
         s = ROW_START[name]
         f[name] = mat[s : s + rows] if rows > 1 else mat[s]
     return Candidates(
-        sim=f["sim"], weights=f["weights"], ages=f["ages"], has_event=f["has_event"] > 0.5,
-        hours_to_event=f["hours_to_event"], state=f["state"].astype(jnp.int32),
-        confidence=f["confidence"], numeric=f["numeric"] > 0.5, valid=f["valid"] > 0.5,
+        sim=f["sim"],
+        weights=f["weights"],
+        ages=f["ages"],
+        has_event=f["has_event"] > 0.5,
+        hours_to_event=f["hours_to_event"],
+        state=f["state"].astype(jnp.int32),
+        confidence=f["confidence"],
+        numeric=f["numeric"] > 0.5,
+        valid=f["valid"] > 0.5,
     )
 
 
@@ -148,9 +169,8 @@ def score_top_k_rows(
     :class:`frcore.ScoreTerms` — shape (2 + T, k') or (2, k').
 
     One output array instead of a tuple: one device→host conversion for a caller that needs
-    them all (FR-Bank's explain: one instead of 12), and one buffer per call (with synchronous
-    CPU dispatch, ``fr latency`` measured the (2, k') form 2–3 μs faster at k = 20 than the
-    (values, indices) pair, although the stack is one more kernel)."""
+    them all (FR-Bank's explain: one instead of 12), and one buffer per call, although the
+    stack is one more kernel (docs/performance.md gives the measured difference)."""
     if not with_terms:
         values, order = score_top_k_packed(pvec, qvec, cmat, k, config)
         return jnp.stack([values, order.astype(values.dtype)])

@@ -7,7 +7,8 @@ value. Defaults come from the ontology table only (one source of truth).
 
 from __future__ import annotations
 
-from typing import NamedTuple, Sequence
+from collections.abc import Sequence
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -21,6 +22,7 @@ from ._ontology import (
     UNIFORM_RATE_PER_HOUR,
     as_arrays,
 )
+from ._types import Leaf
 
 #: Our choice (the paper gives no number): routing term = log(1 + ROUTING_BOOST · Σ_c w_c r_c).
 ROUTING_BOOST = 0.5
@@ -41,24 +43,24 @@ NUMERIC_EXEMPT_WEIGHT = 0.1
 class LifecycleParams(NamedTuple):
     """All numeric parameters of the lifecycle score (leaves are arrays; stackable)."""
 
-    rates: jax.Array  # (C,) λ_c per hour
-    alpha: jax.Array  # (C,) α_c
-    floors: jax.Array  # (C,) F_c
-    clocks: jax.Array  # (C, 3) clock sensitivities (absolute, inter-session, conversational)
-    cognitive_rates: jax.Array  # (C,) rate of each category's cognitive type
-    uniform_rate: jax.Array  # () uniform-decay ablation rate
-    global_alpha: jax.Array  # () global-α ablation value
-    hours_per_message: jax.Array  # ()
-    antic_window: jax.Array  # () hours before the event where the ramp starts
-    antic_start: jax.Array  # ()
-    antic_peak: jax.Array  # ()
-    antic_post_decay: jax.Array  # () per hour after the event
-    staleness_floor: jax.Array  # ()
-    floor_sim_threshold: jax.Array  # () σ at or above which the semantic floor applies
-    numeric_sim_threshold: jax.Array  # () σ at or above which numeric rescue applies
-    numeric_rescue: jax.Array  # () numeric rescue factor (0.95)
-    routing_boost: jax.Array  # ()
-    numeric_exempt_weight: jax.Array  # () ω_num
+    rates: Leaf  # (C,) λ_c per hour
+    alpha: Leaf  # (C,) α_c
+    floors: Leaf  # (C,) F_c
+    clocks: Leaf  # (C, 3) clock sensitivities (absolute, inter-session, conversational)
+    cognitive_rates: Leaf  # (C,) rate of each category's cognitive type
+    uniform_rate: Leaf  # () uniform-decay ablation rate
+    global_alpha: Leaf  # () global-α ablation value
+    hours_per_message: Leaf  # ()
+    antic_window: Leaf  # () hours before the event where the ramp starts
+    antic_start: Leaf  # ()
+    antic_peak: Leaf  # ()
+    antic_post_decay: Leaf  # () per hour after the event
+    staleness_floor: Leaf  # ()
+    floor_sim_threshold: Leaf  # () σ at or above which the semantic floor applies
+    numeric_sim_threshold: Leaf  # () σ at or above which numeric rescue applies
+    numeric_rescue: Leaf  # () numeric rescue factor (0.95)
+    routing_boost: Leaf  # ()
+    numeric_exempt_weight: Leaf  # () ω_num
 
 
 def default_params(dtype=jnp.float32) -> LifecycleParams:

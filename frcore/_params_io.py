@@ -28,8 +28,9 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Mapping, NamedTuple, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -87,7 +88,11 @@ def check_leaves(leaves: Mapping[str, np.ndarray], source: str | None = None, pr
         v = leaves[name]
         want = (C,) if name in CATEGORY_LEAVES else (C, 3) if name == "clocks" else ()
         if v.shape != want:
-            what = {(C,): f"{C} numbers (one per category, in table order)", (C, 3): f"{C} rows of 3 numbers", (): "a number"}[want]
+            what = {
+                (C,): f"{C} numbers (one per category, in table order)",
+                (C, 3): f"{C} rows of 3 numbers",
+                (): "a number",
+            }[want]
             raise ParamsError(prefix + name, f"expected {what}, got shape {v.shape}", source)
 
     def where(name: str, flat: int) -> str:
@@ -114,11 +119,17 @@ def check_leaves(leaves: Mapping[str, np.ndarray], source: str | None = None, pr
     neg = np.argwhere(clocks < 0)
     if neg.size:
         r, k = (int(x) for x in neg[0])
-        raise ParamsError(f"{prefix}clocks.{CATEGORY_NAMES[r]}.{CLOCK_KINDS[k]}", f"must be ≥ 0, got {_fmt(clocks[r, k])}", source)
+        raise ParamsError(
+            f"{prefix}clocks.{CATEGORY_NAMES[r]}.{CLOCK_KINDS[k]}", f"must be ≥ 0, got {_fmt(clocks[r, k])}", source
+        )
     rows = np.flatnonzero(np.abs(clocks.sum(axis=1) - 1.0) > 1e-6)
     if rows.size:
         r = int(rows[0])
-        raise ParamsError(f"{prefix}clocks.{CATEGORY_NAMES[r]}", f"the row must sum to 1, got {_fmt(clocks[r].sum())} ({'/'.join(map(_fmt, clocks[r]))})", source)
+        raise ParamsError(
+            f"{prefix}clocks.{CATEGORY_NAMES[r]}",
+            f"the row must sum to 1, got {_fmt(clocks[r].sum())} ({'/'.join(map(_fmt, clocks[r]))})",
+            source,
+        )
 
 
 def _numeric(value: Any, field: str, source: str | None) -> np.ndarray:
@@ -166,7 +177,9 @@ def _plain(x, dtype) -> Any:
 # ----------------------------------------------------------------------------- the file
 
 
-def params_to_dict(params: LifecycleParams, certificate: Mapping | None = None, provenance: Mapping | None = None) -> dict:
+def params_to_dict(
+    params: LifecycleParams, certificate: Mapping | None = None, provenance: Mapping | None = None
+) -> dict:
     """The ``frcore-params-v1`` document of ``params`` (validated). Float32 leaves are written
     as the shortest decimal that reads back to the same float32 (so 0.0015, not
     0.0015000000130385160), which makes a save / load round trip exact."""
@@ -184,7 +197,9 @@ def params_from_dict(doc: Any, source: str = "<params>", dtype=None) -> Lifecycl
     """Read a ``frcore-params-v1`` document (already parsed JSON); :class:`ParamsError` naming
     ``source`` and the field on anything malformed."""
     if not isinstance(doc, dict):
-        raise ParamsError("format", f"expected a JSON object with \"format\": {PARAMS_FORMAT!r}, got {type(doc).__name__}", source)
+        raise ParamsError(
+            "format", f'expected a JSON object with "format": {PARAMS_FORMAT!r}, got {type(doc).__name__}', source
+        )
     if doc.get("format") != PARAMS_FORMAT:
         raise ParamsError("format", f"expected {PARAMS_FORMAT!r}, got {doc.get('format')!r}", source)
     extra = sorted(set(doc) - set(FILE_KEYS))
@@ -198,16 +213,22 @@ def params_from_dict(doc: Any, source: str = "<params>", dtype=None) -> Lifecycl
         raise ParamsError("params", "expected an object holding every leaf of LifecycleParams by name", source)
     missing = [k for k in LifecycleParams._fields if k not in leaves]
     if missing:
-        raise ParamsError(f"params.{missing[0]}", f"missing (every leaf is required; missing: {', '.join(missing)})", source)
+        raise ParamsError(
+            f"params.{missing[0]}", f"missing (every leaf is required; missing: {', '.join(missing)})", source
+        )
     extra = [k for k in leaves if k not in LifecycleParams._fields]
     if extra:
-        raise ParamsError(f"params.{extra[0]}", f"unknown field; expected the leaves {', '.join(LifecycleParams._fields)}", source)
+        raise ParamsError(
+            f"params.{extra[0]}", f"unknown field; expected the leaves {', '.join(LifecycleParams._fields)}", source
+        )
     arrays = {k: _numeric(leaves[k], f"params.{k}", source) for k in LifecycleParams._fields}
     check_leaves(arrays, source)
     return _to_params(arrays, dtype or default_params().rates.dtype)
 
 
-def save_params(params: LifecycleParams, path: str | Path, certificate: Mapping | None = None, provenance: Mapping | None = None) -> Path:
+def save_params(
+    params: LifecycleParams, path: str | Path, certificate: Mapping | None = None, provenance: Mapping | None = None
+) -> Path:
     """Write ``params`` (and an optional certificate / provenance) as a parameter file."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -266,7 +287,7 @@ class Override(NamedTuple):
     text: str  # NAME=VALUE as given
     name: str  # NAME as given
     leaf: str
-    index: tuple  # () scalar; (cats,) per-category; (cats, None) a clock row; (cats, kind) one clock entry
+    entries: tuple  # () scalar; (cats,) per-category; (cats, None) a clock row; (cats, kind) one clock entry
     value: Any  # float, or a (3,) tuple for a clock row
 
 
@@ -287,9 +308,17 @@ def _parse_name(name: str, source: str | None) -> tuple[str, tuple]:
         if head in SCALAR_LEAVES:
             return head, ()
         if head in GROUPS or head in ("clock", "clocks"):
-            raise ParamsError(name, f"{head} has one value per category: name one, e.g. {head}.OBLIGATIONS, or every one with {head}.*", source)
-        raise ParamsError(name, f"unknown parameter; expected a scalar ({', '.join(SCALAR_LEAVES)}), "
-                                f"GROUP.CATEGORY ({', '.join(CATEGORY_LEAVES.values())}), clock.CATEGORY or clock.KIND.CATEGORY", source)
+            raise ParamsError(
+                name,
+                f"{head} has one value per category: name one, e.g. {head}.OBLIGATIONS, or every one with {head}.*",
+                source,
+            )
+        raise ParamsError(
+            name,
+            f"unknown parameter; expected a scalar ({', '.join(SCALAR_LEAVES)}), "
+            f"GROUP.CATEGORY ({', '.join(CATEGORY_LEAVES.values())}), clock.CATEGORY or clock.KIND.CATEGORY",
+            source,
+        )
     if head in GROUPS:
         if len(parts) != 2:
             raise ParamsError(name, f"expected {head}.CATEGORY", source)
@@ -304,14 +333,22 @@ def _parse_name(name: str, source: str | None) -> tuple[str, tuple]:
         raise ParamsError(name, "expected clock.CATEGORY=A/S/C or clock.KIND.CATEGORY=V", source)
     if head in SCALAR_LEAVES:
         raise ParamsError(name, f"{head} is a scalar: set it as {head}=V", source)
-    raise ParamsError(name, f"unknown parameter group {head!r}; expected one of {', '.join(CATEGORY_LEAVES.values())}, clock, or a scalar", source)
+    raise ParamsError(
+        name,
+        f"unknown parameter group {head!r}; expected one of {', '.join(CATEGORY_LEAVES.values())}, clock, or a scalar",
+        source,
+    )
 
 
 def _parse_value(leaf: str, index: tuple, text: str, name: str, source: str | None):
     if leaf == "clocks" and index[1] is None:
         bits = text.split("/")
         if len(bits) != 3:
-            raise ParamsError(name, f"a clock row is three numbers A/S/C (absolute/inter-session/conversational), got {text.strip()!r}", source)
+            raise ParamsError(
+                name,
+                f"a clock row is three numbers A/S/C (absolute/inter-session/conversational), got {text.strip()!r}",
+                source,
+            )
         return tuple(_number(b, name, source) for b in bits)
     return _number(text, name, source)
 
@@ -340,25 +377,27 @@ def parse_param_grid(text: str, source: str | None = "--param") -> tuple[str, li
 
 
 def _set(leaves: dict[str, np.ndarray], o: Override, source: str | None) -> None:
-    if not o.index:
+    if not o.entries:
         leaves[o.leaf] = np.asarray(o.value, dtype=np.float64)
     elif o.leaf != "clocks":
-        leaves[o.leaf][list(o.index[0])] = o.value
-    elif o.index[1] is None:
-        leaves["clocks"][list(o.index[0])] = np.asarray(o.value)
+        leaves[o.leaf][list(o.entries[0])] = o.value
+    elif o.entries[1] is None:
+        leaves["clocks"][list(o.entries[0])] = np.asarray(o.value)
     else:
-        k, v = o.index[1], float(o.value)
+        k, v = o.entries[1], float(o.value)
         if not 0.0 <= v <= 1.0:
             raise ParamsError(o.name, f"a clock sensitivity must lie in [0, 1], got {_fmt(v)}", source)
         others = [j for j in range(3) if j != k]
-        for r in o.index[0]:
+        for r in o.entries[0]:
             row = leaves["clocks"][r]
             rest = row[others].sum()
             row[others] = row[others] * ((1.0 - v) / rest) if rest > 0 else (1.0 - v) / 2.0
             row[k] = v
 
 
-def apply_param_overrides(params: LifecycleParams | None, overrides: Iterable[str | Override], source: str | None = "--param") -> LifecycleParams:
+def apply_param_overrides(
+    params: LifecycleParams | None, overrides: Iterable[str | Override], source: str | None = "--param"
+) -> LifecycleParams:
     """``params`` (default: the default parameters) with every override applied in order;
     the result is validated, and a violation names the override that caused it."""
     base = default_params() if params is None else params
@@ -375,16 +414,22 @@ def apply_param_overrides(params: LifecycleParams | None, overrides: Iterable[st
 
 def override_value(params: LifecycleParams, override: str | Override):
     """The current value at an override's name (a float, or the (3,) clock row as a list)."""
-    o = override if isinstance(override, Override) else parse_param_override(f"{override}=0" if "=" not in str(override) else override)
+    o = (
+        override
+        if isinstance(override, Override)
+        else parse_param_override(f"{override}=0" if "=" not in str(override) else override)
+    )
     leaf = getattr(params, o.leaf)
     v = _plain(leaf, np.asarray(leaf).dtype)
-    if not o.index:
+    if not o.entries:
         return v
-    c = o.index[0][0]
-    return v[c] if o.leaf != "clocks" or o.index[1] is None else v[c][o.index[1]]
+    c = o.entries[0][0]
+    return v[c] if o.leaf != "clocks" or o.entries[1] is None else v[c][o.entries[1]]
 
 
-def param_changes(params: LifecycleParams, reference: LifecycleParams | None = None, rtol: float = 0.0) -> dict[str, Any]:
+def param_changes(
+    params: LifecycleParams, reference: LifecycleParams | None = None, rtol: float = 0.0
+) -> dict[str, Any]:
     """Every value of ``params`` that differs from ``reference`` (default parameters), by
     override name: ``{"alpha.OBLIGATIONS": 0.1, "clock.LOGISTICAL_CONTEXT": [0.6, 0.2, 0.2]}``."""
     a, b = _leaves(params), _leaves(default_params() if reference is None else reference)
@@ -408,7 +453,9 @@ def param_changes(params: LifecycleParams, reference: LifecycleParams | None = N
 # ----------------------------------------------------------------------------- command lines
 
 
-def resolve_params(params_file: str | Path | None = None, overrides: Sequence[str] = (), dtype=None) -> LifecycleParams | None:
+def resolve_params(
+    params_file: str | Path | None = None, overrides: Sequence[str] = (), dtype=None
+) -> LifecycleParams | None:
     """The parameter set of a command line: the file (or the defaults), then the overrides.
     ``None`` when neither is given — callers then use the default parameters unchanged."""
     if not params_file and not overrides:
@@ -420,12 +467,24 @@ def resolve_params(params_file: str | Path | None = None, overrides: Sequence[st
 def add_params_arguments(parser, *, param_help: str | None = None) -> None:
     """Add ``--params FILE`` and ``--param NAME=VALUE`` (repeatable) to an argparse parser
     (read back with :func:`params_from_args`)."""
-    parser.add_argument("--params", metavar="FILE", default=None,
-                        help="score with this parameter file (frcore-params-v1, as `fr calibrate` writes; docs/formats.md)")
-    parser.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
-                        help=param_help or ("override one parameter, on top of --params (repeatable): a scalar (global_alpha=0.2), "
-                                            "GROUP.CATEGORY with GROUP rate|alpha|floor|cognitive_rate (rate.LOGISTICAL_CONTEXT=0.016, "
-                                            "floor.*=0), clock.CATEGORY=A/S/C or clock.KIND.CATEGORY=V (KIND abs|session|conv)"))
+    parser.add_argument(
+        "--params",
+        metavar="FILE",
+        default=None,
+        help="score with this parameter file (frcore-params-v1, as `fr calibrate` writes; docs/formats.md)",
+    )
+    parser.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help=param_help
+        or (
+            "override one parameter, on top of --params (repeatable): a scalar (global_alpha=0.2), "
+            "GROUP.CATEGORY with GROUP rate|alpha|floor|cognitive_rate (rate.LOGISTICAL_CONTEXT=0.016, "
+            "floor.*=0), clock.CATEGORY=A/S/C or clock.KIND.CATEGORY=V (KIND abs|session|conv)"
+        ),
+    )
 
 
 def params_from_args(args) -> LifecycleParams | None:

@@ -28,12 +28,14 @@ import jax
 import jax.numpy as jnp
 
 from ._params import MIN_BLEND, MIN_SUPERSESSION_WEIGHT, LifecycleParams
-from ._types import COMPATIBLE, Intent, ScoreConfig, State
+from ._types import COMPATIBLE, Intent, Leaf, ScoreConfig, State
 
 _DEFAULT = ScoreConfig()
 #: COMPATIBLE as one bit mask per intent (bit s set: the intent admits state s). The row is
 #: selected once per query and each candidate tests its bit — no per-candidate table gather.
-_ADMITS_BITS = tuple(int(sum(1 << s for s in range(COMPATIBLE.shape[1]) if COMPATIBLE[i, s])) for i in range(COMPATIBLE.shape[0]))
+_ADMITS_BITS = tuple(
+    int(sum(1 << s for s in range(COMPATIBLE.shape[1]) if COMPATIBLE[i, s])) for i in range(COMPATIBLE.shape[0])
+)
 
 
 def _admits(intent, state, xp=jnp):
@@ -51,43 +53,43 @@ class Candidates(NamedTuple):
     only where ``has_event``; ``valid`` is False for shape-bucket padding.
     """
 
-    sim: jax.Array  # (k,) σ in [0, 1]
-    weights: jax.Array  # (k, C) soft category weights, rows sum to 1
-    ages: jax.Array  # (k, 3)
-    has_event: jax.Array  # (k,) bool
-    hours_to_event: jax.Array  # (k,)
-    state: jax.Array  # (k,) int32 lifecycle state
-    confidence: jax.Array  # (k,) in [0, 1]
-    numeric: jax.Array  # (k,) bool
-    valid: jax.Array  # (k,) bool
+    sim: Leaf  # (k,) σ in [0, 1]
+    weights: Leaf  # (k, C) soft category weights, rows sum to 1
+    ages: Leaf  # (k, 3)
+    has_event: Leaf  # (k,) bool
+    hours_to_event: Leaf  # (k,)
+    state: Leaf  # (k,) int32 lifecycle state
+    confidence: Leaf  # (k,) in [0, 1]
+    numeric: Leaf  # (k,) bool
+    valid: Leaf  # (k,) bool
 
 
 class Query(NamedTuple):
     """Per-query inputs: intent index and category routing weights r (C,)."""
 
-    intent: jax.Array  # () int32
-    routing: jax.Array  # (C,) in [0, 1]
+    intent: Leaf  # () int32
+    routing: Leaf  # (C,) in [0, 1]
 
 
 class ScoreTerms(NamedTuple):
     """Every named term of the score for one candidate (or arrays of them)."""
 
-    rate: jax.Array  # λ_eff
-    age: jax.Array  # effective age in hours
-    activation: jax.Array  # a
-    blend: jax.Array  # b (after floor and numeric rescue)
-    log_blend: jax.Array  # log b
-    routing: jax.Array  # log(1 + β w·r)
-    supersession: jax.Array  # log ω
-    mask: jax.Array  # 0 or -inf
-    exemption: jax.Array  # log ω_num for edges admitted only by the numeric exemption, else 0
-    total: jax.Array  # s
+    rate: Leaf  # λ_eff
+    age: Leaf  # effective age in hours
+    activation: Leaf  # a
+    blend: Leaf  # b (after floor and numeric rescue)
+    log_blend: Leaf  # log b
+    routing: Leaf  # log(1 + β w·r)
+    supersession: Leaf  # log ω
+    mask: Leaf  # 0 or -inf
+    exemption: Leaf  # log ω_num for edges admitted only by the numeric exemption, else 0
+    total: Leaf  # s
 
 
 # --------------------------------------------------------------------------- one candidate
 
 
-def _columns(x: jax.Array) -> list[jax.Array]:
+def _columns(x: Leaf) -> list[Leaf]:
     """The C entries of a per-candidate category vector as C scalars (C is static)."""
     return [x[..., c] for c in range(x.shape[-1])]
 
@@ -98,19 +100,19 @@ def _csum(terms) -> jax.Array:
     Every sum over the C categories is written as C − 1 elementwise adds, never a reduce op:
     under ``vmap`` XLA's CPU backend turns a reduce into a separate (YNNPACK) kernel, each a
     dispatch and a pass over memory. Elementwise work fuses into a single loop: score + top-k
-    is 3 kernels, where the previous, reducing kernel needed 18 at 10^5 candidates (21 ms
-    against 1.24 ms here, same packed inputs).
+    is 3 kernels (docs/performance.md compares it with a kernel that reduces over the
+    categories).
     """
     return functools.reduce(operator.add, terms)
 
 
-def _primary_pick(weights: jax.Array, *tables: jax.Array) -> list[jax.Array]:
+def _primary_pick(weights: Leaf, *tables: Leaf) -> list[jax.Array]:
     """``table[argmax_c w_c]`` for each (C,) table, first category on ties.
 
     The maximum weight by a chain of elementwise maxima, then a chain of ``where`` selects from
     the last category back to the first, so the first category at the maximum wins. No
     arg-reduction, gather or one-hot, and no value shared across many consumers, so XLA fuses
-    it into the candidate loop (a forward running-argmax chain was split into several kernels).
+    it into the candidate loop.
     """
     w = _columns(weights)
     top = functools.reduce(jnp.maximum, w)
@@ -121,12 +123,12 @@ def _primary_pick(weights: jax.Array, *tables: jax.Array) -> list[jax.Array]:
     return picked
 
 
-def primary_category(weights: jax.Array) -> jax.Array:
+def primary_category(weights: Leaf) -> jax.Array:
     """Primary category = argmax_c w_c (first on ties), as an index."""
     return _primary_pick(weights, jnp.arange(weights.shape[-1], dtype=jnp.int32))[0]
 
 
-def effective_rate(params: LifecycleParams, weights: jax.Array, config: ScoreConfig = _DEFAULT) -> jax.Array:
+def effective_rate(params: LifecycleParams, weights: Leaf, config: ScoreConfig = _DEFAULT) -> Leaf:
     """Effective decay rate λ_eff of one edge: the harmonic mean of the category rates under the
     soft weights (Lemma 1). Formula (``frcore.symbolic``, term ``rate``)::
 
@@ -148,7 +150,7 @@ def effective_rate(params: LifecycleParams, weights: jax.Array, config: ScoreCon
     return _csum(w) / _csum(wc * inverse[c] for c, wc in enumerate(w))
 
 
-def effective_age(params: LifecycleParams, weights: jax.Array, ages: jax.Array) -> jax.Array:
+def effective_age(params: LifecycleParams, weights: Leaf, ages: Leaf) -> jax.Array:
     """Multi-clock effective age with the primary category's clock sensitivities; the
     conversational clock counts ``hours_per_message`` (h_msg) hours per message. Formula
     (``frcore.symbolic``, term ``age``)::
@@ -159,7 +161,7 @@ def effective_age(params: LifecycleParams, weights: jax.Array, ages: jax.Array) 
     return s[0] * ages[0] + s[1] * ages[1] + s[2] * params.hours_per_message * ages[2]
 
 
-def anticipatory_activation(params: LifecycleParams, hours_to_event: jax.Array) -> jax.Array:
+def anticipatory_activation(params: LifecycleParams, hours_to_event: Leaf) -> jax.Array:
     """Anticipatory event kernel (SPEC §2): for h = hours until the event, a ramp from a_0
     (``antic_start``) to the peak a_1 (``antic_peak``) before it, decay at d (``antic_post_decay``)
     after it, and 0 below the staleness floor. Formula (``frcore.symbolic``, term ``anticipatory``)::
@@ -178,12 +180,12 @@ def anticipatory_activation(params: LifecycleParams, hours_to_event: jax.Array) 
 
 def activation(
     params: LifecycleParams,
-    weights: jax.Array,
-    ages: jax.Array,
-    has_event: jax.Array,
-    hours_to_event: jax.Array,
+    weights: Leaf,
+    ages: Leaf,
+    has_event: Leaf,
+    hours_to_event: Leaf,
     config: ScoreConfig = _DEFAULT,
-) -> tuple[jax.Array, jax.Array, jax.Array]:
+) -> tuple[jax.Array, Leaf, jax.Array]:
     """Activation a of one edge and the (λ_eff, age_eff) behind it: exponential decay, replaced
     by :func:`anticipatory_activation` (a_ev) when the edge has an event time (E) within the
     anticipation window or past it (unless ``config.anticipation`` is off). Formula
@@ -202,12 +204,12 @@ def activation(
 
 def blend(
     params: LifecycleParams,
-    sim: jax.Array,
-    weights: jax.Array,
-    act: jax.Array,
-    numeric: jax.Array,
+    sim: Leaf,
+    weights: Leaf,
+    act: Leaf,
+    numeric: Leaf,
     config: ScoreConfig = _DEFAULT,
-) -> jax.Array:
+) -> Leaf:
     """Blend of σ and the activation with the semantic floor and the numeric rescue (ν: the edge
     is numeric), with the primary category's α_p and F_p (``global_alpha`` under
     ``config.global_alpha``). Formula (``frcore.symbolic``, term ``blend``)::
@@ -249,11 +251,11 @@ def admitted(state, intent, has_event, hours_to_event, numeric, config: ScoreCon
 
 
 def compatibility_mask(
-    state: jax.Array,
-    intent: jax.Array,
-    has_event: jax.Array,
-    hours_to_event: jax.Array,
-    numeric: jax.Array,
+    state: Leaf,
+    intent: Leaf,
+    has_event: Leaf,
+    hours_to_event: Leaf,
+    numeric: Leaf,
     config: ScoreConfig = _DEFAULT,
 ) -> jax.Array:
     """Query-conditioned compatibility mask m ∈ {0, −∞} from (state, intent): 0 where
@@ -268,7 +270,7 @@ def compatibility_mask(
     return jnp.where(ok, jnp.zeros((), hours_to_event.dtype), jnp.full((), -jnp.inf, hours_to_event.dtype))
 
 
-def routing_term(params: LifecycleParams, weights: jax.Array, routing: jax.Array, config: ScoreConfig = _DEFAULT) -> jax.Array:
+def routing_term(params: LifecycleParams, weights: Leaf, routing: Leaf, config: ScoreConfig = _DEFAULT) -> jax.Array:
     """Routing boost from the overlap of the edge's categories with the query's routing; 0 when
     routing is off. Formula (``frcore.symbolic``, term ``routing``)::
 
@@ -279,7 +281,7 @@ def routing_term(params: LifecycleParams, weights: jax.Array, routing: jax.Array
     return jnp.log1p(params.routing_boost * _csum(wc * routing[c] for c, wc in enumerate(_columns(weights))))
 
 
-def supersession_term(state: jax.Array, confidence: jax.Array, config: ScoreConfig = _DEFAULT) -> jax.Array:
+def supersession_term(state: Leaf, confidence: Leaf, config: ScoreConfig = _DEFAULT) -> jax.Array:
     """Soft-supersession weight log ω of a contested edge (κ: its confidence; ω_min =
     ``MIN_SUPERSESSION_WEIGHT``), else 0. Formula (``frcore.symbolic``, term ``supersession``)::
 
@@ -292,7 +294,7 @@ def supersession_term(state: jax.Array, confidence: jax.Array, config: ScoreConf
 
 
 def exemption_term(
-    params: LifecycleParams, state: jax.Array, intent: jax.Array, numeric: jax.Array, config: ScoreConfig = _DEFAULT
+    params: LifecycleParams, state: Leaf, intent: Leaf, numeric: Leaf, config: ScoreConfig = _DEFAULT
 ) -> jax.Array:
     """log ω_num for a numeric edge that the intent admits only through the numeric exemption
     (superseded or expired, and not admitted by :data:`frcore.COMPATIBLE` on its own), else 0.
@@ -336,7 +338,9 @@ _score_over_candidates = jax.vmap(score, in_axes=(None, None, 0, None))
 
 
 @functools.partial(jax.jit, static_argnames=("config",))
-def score_candidates(params: LifecycleParams, query: Query, cands: Candidates, config: ScoreConfig = _DEFAULT) -> ScoreTerms:
+def score_candidates(
+    params: LifecycleParams, query: Query, cands: Candidates, config: ScoreConfig = _DEFAULT
+) -> ScoreTerms:
     """:func:`score` vmapped over k candidates: every term has shape (k,)."""
     return _score_over_candidates(params, query, cands, config)
 
@@ -345,7 +349,9 @@ _score_over_queries = jax.vmap(_score_over_candidates, in_axes=(None, 0, 0, None
 
 
 @functools.partial(jax.jit, static_argnames=("config",))
-def score_queries(params: LifecycleParams, queries: Query, cands: Candidates, config: ScoreConfig = _DEFAULT) -> ScoreTerms:
+def score_queries(
+    params: LifecycleParams, queries: Query, cands: Candidates, config: ScoreConfig = _DEFAULT
+) -> ScoreTerms:
     """Batched over B queries, each with its own k candidates: terms of shape (B, k)."""
     return _score_over_queries(params, queries, cands, config)
 
@@ -354,13 +360,15 @@ _score_over_params = jax.vmap(_score_over_queries, in_axes=(0, None, None, None)
 
 
 @functools.partial(jax.jit, static_argnames=("config",))
-def score_sweep(params: LifecycleParams, queries: Query, cands: Candidates, config: ScoreConfig = _DEFAULT) -> ScoreTerms:
+def score_sweep(
+    params: LifecycleParams, queries: Query, cands: Candidates, config: ScoreConfig = _DEFAULT
+) -> ScoreTerms:
     """One call over P stacked parameter sets (:func:`frcore.stack_params`): terms (P, B, k)."""
     return _score_over_params(params, queries, cands, config)
 
 
 @functools.partial(jax.jit, static_argnames=("k",))
-def top_k(total: jax.Array, k: int) -> tuple[jax.Array, jax.Array]:
+def top_k(total: Leaf, k: int) -> tuple[jax.Array, jax.Array]:
     """Top-k (values, indices) along the last axis; ties go to the lower index.
 
     Masked candidates carry −∞ and come last; callers drop entries whose value is −∞. A total
@@ -369,6 +377,5 @@ def top_k(total: jax.Array, k: int) -> tuple[jax.Array, jax.Array]:
     """
     kk = min(k, total.shape[-1])
     # lax.top_k returns equal values lower index first (tested against the twin's stable
-    # sort); in a micro-benchmark here a full stable argsort cost 3.4 ms at n = 10^4, lax.top_k
-    # 49 μs. A two-stage (per-block) selection measured slower at n = 131072 (0.50 vs 0.37 ms).
+    # sort); docs/performance.md compares it with a full argsort and a two-stage selection.
     return jax.lax.top_k(jnp.where(total == 0, jnp.zeros_like(total), total), kk)

@@ -3,10 +3,18 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
+from typing import TYPE_CHECKING, TypeAlias
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import jax
+
+#: A leaf of the score's pytrees (:class:`LifecycleParams`, :class:`Query`, :class:`Candidates`,
+#: :class:`ScoreTerms`): a JAX array in the kernels, a NumPy array in the reference twin and on the host.
+Leaf: TypeAlias = "jax.Array | np.ndarray"
 
 
 class State(enum.IntEnum):

@@ -5,7 +5,7 @@ Every error is a ``ValueError`` naming the field and the first offending index.
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -220,5 +220,7 @@ def stack_candidates(cands: Sequence[Candidates]) -> Candidates:
     """Stack validated candidate sets of equal (padded) length along a leading batch axis."""
     lengths = {int(c.sim.shape[0]) for c in cands}
     if len(lengths) != 1:
-        raise ValueError(f"stack_candidates: candidate sets have different lengths {sorted(lengths)}; pad them to one bucket")
+        raise ValueError(
+            f"stack_candidates: candidate sets have different lengths {sorted(lengths)}; pad them to one bucket"
+        )
     return Candidates(*(jnp.stack(xs) for xs in zip(*cands)))

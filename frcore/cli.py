@@ -14,9 +14,9 @@ import os
 import sqlite3
 import sys
 import traceback
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from importlib.metadata import EntryPoint, entry_points
-from typing import Callable, Iterable
 
 #: the entry-point group the subcommands are declared in
 ENTRY_POINT_GROUP = "frcore.commands"
@@ -47,8 +47,12 @@ def _placeholder(sub, bad: Unavailable) -> None:
 
 def _report_unavailable(bad: Unavailable) -> int:
     hint = "\n(a module is missing: `make setup` reinstalls the project)" if "ModuleNotFoundError" in bad.error else ""
-    print(f"fr {bad.name}: error: this subcommand could not be loaded ({bad.target}): {bad.error}\n{bad.traceback}".rstrip() + hint,
-          file=sys.stderr)
+    print(
+        f"fr {bad.name}: error: this subcommand could not be loaded ({bad.target}): "
+        f"{bad.error}\n{bad.traceback}".rstrip()
+        + hint,
+        file=sys.stderr,
+    )
     return EXIT_UNAVAILABLE
 
 
@@ -56,13 +60,17 @@ def build_parser(commands: Iterable[EntryPoint] | None = None) -> tuple[argparse
     """The ``fr`` parser with every declared subcommand; returns it and the subcommands that
     could not be loaded (each still listed, as a parser that reports its error)."""
     eps = command_entry_points() if commands is None else list(commands)
-    parser = argparse.ArgumentParser(prog="fr", description="Fortunate Recall: lifecycle layer, FR-Bank, LifecycleBench, theory and experiments.")
+    parser = argparse.ArgumentParser(
+        prog="fr", description="Fortunate Recall: lifecycle layer, FR-Bank, LifecycleBench, theory and experiments."
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     failed: list[Unavailable] = []
     seen: set[str] = set()
     for ep in eps:
         if ep.name in seen:
-            raise RuntimeError(f"fr: subcommand {ep.name!r} is declared twice in entry-point group {ENTRY_POINT_GROUP!r}")
+            raise RuntimeError(
+                f"fr: subcommand {ep.name!r} is declared twice in entry-point group {ENTRY_POINT_GROUP!r}"
+            )
         seen.add(ep.name)
         try:
             register: Callable = ep.load()
@@ -81,8 +89,9 @@ def build_parser(commands: Iterable[EntryPoint] | None = None) -> tuple[argparse
     if failed:
         parser.epilog = "unavailable (failed to load): " + "; ".join(f"{b.name} ({b.error})" for b in failed)
     elif not eps:
-        parser.epilog = (f"no subcommands are declared (entry-point group {ENTRY_POINT_GROUP!r}): "
-                         "install the project (`make setup`)")
+        parser.epilog = (
+            f"no subcommands are declared (entry-point group {ENTRY_POINT_GROUP!r}): install the project (`make setup`)"
+        )
     return parser, failed
 
 

@@ -15,7 +15,8 @@ latency baseline.
 from __future__ import annotations
 
 import math
-from typing import Callable, NamedTuple, Sequence
+from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 import numpy as np
 
@@ -318,7 +319,9 @@ class PyParams(NamedTuple):
     numeric_exempt_weight: float
 
 
-def python_inputs(params, query: Query, cands: Candidates) -> tuple[PyParams, tuple[int, tuple[float, ...]], list[PyCandidate]]:
+def python_inputs(
+    params, query: Query, cands: Candidates
+) -> tuple[PyParams, tuple[int, tuple[float, ...]], list[PyCandidate]]:
     """Convert (params, query, candidates) to plain Python values once, outside any timing."""
 
     def conv(x):
@@ -330,8 +333,15 @@ def python_inputs(params, query: Query, cands: Candidates) -> tuple[PyParams, tu
     c = _cands_np(cands)
     rows = [
         PyCandidate(
-            float(c.sim[i]), tuple(c.weights[i].tolist()), tuple(c.ages[i].tolist()), bool(c.has_event[i]),
-            float(c.hours_to_event[i]), int(c.state[i]), float(c.confidence[i]), bool(c.numeric[i]), bool(c.valid[i]),
+            float(c.sim[i]),
+            tuple(c.weights[i].tolist()),
+            tuple(c.ages[i].tolist()),
+            bool(c.has_event[i]),
+            float(c.hours_to_event[i]),
+            int(c.state[i]),
+            float(c.confidence[i]),
+            bool(c.numeric[i]),
+            bool(c.valid[i]),
         )
         for i in range(c.sim.shape[0])
     ]

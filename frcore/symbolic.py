@@ -59,8 +59,11 @@ xi, iota = sp.symbols("xi iota")  # lifecycle state ξ, query intent ι
 #: the state and intent codes the formulas name (values: frcore.State, frcore.Intent)
 active, contested, superseded, expired, upcoming = sp.symbols("active contested superseded expired upcoming")
 CODES: dict[sp.Symbol, int] = {
-    active: int(State.ACTIVE), contested: int(State.CONTESTED), superseded: int(State.SUPERSEDED),
-    expired: int(State.EXPIRED), upcoming: int(Intent.UPCOMING),
+    active: int(State.ACTIVE),
+    contested: int(State.CONTESTED),
+    superseded: int(State.SUPERSEDED),
+    expired: int(State.EXPIRED),
+    upcoming: int(Intent.UPCOMING),
 }
 #: K(ι, ξ) = 1 when intent ι admits state ξ: the table :data:`frcore.COMPATIBLE`
 K = sp.Function("K")
@@ -86,68 +89,152 @@ def _stale(state: sp.Symbol) -> sp.Basic:
 
 
 #: every named term, in dependency order (each expression uses only inputs and earlier terms)
-FORMULAS: dict[str, Formula] = {f.name: f for f in (
-    Formula("rate", lambda_eff, sp.Sum(w[c], (c, 1, C)) / sp.Sum(w[c] / lam[c], (c, 1, C)), "effective_rate",
-            "effective decay rate per hour: harmonic mean of the category rates under the soft weights (Lemma 1)"),
-    Formula("age", age_eff, s_abs * t_abs + s_inter * t_inter + s_conv * h_msg * n_conv, "effective_age",
-            "effective age in hours over the three clocks, with the primary category's sensitivities"),
-    Formula("anticipatory", a_ev,
-            sp.Piecewise((a_0 + (a_1 - a_0) * (1 - h / W), h >= 0),  # ramp up to the event
-                         (0, a_1 * sp.exp(-d * (-h)) < f_stale),  # after it, below the staleness floor
-                         (a_1 * sp.exp(-d * (-h)), True)),  # post-event decay
-            "anticipatory_activation", "anticipatory kernel: ramp before the event, decay after it, 0 below the floor"),
-    Formula("activation", a, sp.Piecewise((a_ev, E & (h <= W)), (sp.exp(-lambda_eff * age_eff), True)), "activation",
-            "activation: the anticipatory kernel for an event at most W hours ahead (or past), else exponential decay"),
-    Formula("blend", b,
-            sp.Max((1 - alpha_p) * sigma + alpha_p * a,
-                   sp.Piecewise((F_p * sigma, sigma >= theta_F), (0, True)),  # semantic floor
-                   sp.Piecewise((rho * sigma, nu & (sigma >= theta_num)), (0, True))),  # numeric rescue
-            "blend", "blend of similarity and activation, with the semantic floor and the numeric rescue (b ≥ 0)"),
-    Formula("log_blend", log_blend, sp.log(sp.Max(b, b_min)), "score", "log of the blend, clipped below"),
-    Formula("routing", routing, sp.log(1 + beta * sp.Sum(w[c] * r[c], (c, 1, C))), "routing_term",
-            "routing term: overlap of the edge's categories with the query's routing"),
-    Formula("supersession", supersession,
-            sp.Piecewise((sp.log(sp.Max(kappa, omega_min)), sp.Eq(xi, contested)), (0, True)), "supersession_term",
-            "soft-supersession weight of a contested edge"),
-    Formula("mask_state", xi_m, sp.Piecewise((active, nu & _stale(xi)), (xi, True)), "compatibility_mask",
-            "the state the mask sees: a numeric superseded or expired edge counts as active (numeric exemption)"),
-    Formula("mask", mask,
+FORMULAS: dict[str, Formula] = {
+    f.name: f
+    for f in (
+        Formula(
+            "rate",
+            lambda_eff,
+            sp.Sum(w[c], (c, 1, C)) / sp.Sum(w[c] / lam[c], (c, 1, C)),
+            "effective_rate",
+            "effective decay rate per hour: harmonic mean of the category rates under the soft weights (Lemma 1)",
+        ),
+        Formula(
+            "age",
+            age_eff,
+            s_abs * t_abs + s_inter * t_inter + s_conv * h_msg * n_conv,
+            "effective_age",
+            "effective age in hours over the three clocks, with the primary category's sensitivities",
+        ),
+        Formula(
+            "anticipatory",
+            a_ev,
+            sp.Piecewise(
+                (a_0 + (a_1 - a_0) * (1 - h / W), h >= 0),  # ramp up to the event
+                (0, a_1 * sp.exp(-d * (-h)) < f_stale),  # after it, below the staleness floor
+                (a_1 * sp.exp(-d * (-h)), True),
+            ),  # post-event decay
+            "anticipatory_activation",
+            "anticipatory kernel: ramp before the event, decay after it, 0 below the floor",
+        ),
+        Formula(
+            "activation",
+            a,
+            sp.Piecewise((a_ev, E & (h <= W)), (sp.exp(-lambda_eff * age_eff), True)),
+            "activation",
+            "activation: the anticipatory kernel for an event at most W hours ahead (or past), else exponential decay",
+        ),
+        Formula(
+            "blend",
+            b,
+            sp.Max(
+                (1 - alpha_p) * sigma + alpha_p * a,
+                sp.Piecewise((F_p * sigma, sigma >= theta_F), (0, True)),  # semantic floor
+                sp.Piecewise((rho * sigma, nu & (sigma >= theta_num)), (0, True)),
+            ),  # numeric rescue
+            "blend",
+            "blend of similarity and activation, with the semantic floor and the numeric rescue (b ≥ 0)",
+        ),
+        Formula("log_blend", log_blend, sp.log(sp.Max(b, b_min)), "score", "log of the blend, clipped below"),
+        Formula(
+            "routing",
+            routing,
+            sp.log(1 + beta * sp.Sum(w[c] * r[c], (c, 1, C))),
+            "routing_term",
+            "routing term: overlap of the edge's categories with the query's routing",
+        ),
+        Formula(
+            "supersession",
+            supersession,
+            sp.Piecewise((sp.log(sp.Max(kappa, omega_min)), sp.Eq(xi, contested)), (0, True)),
+            "supersession_term",
+            "soft-supersession weight of a contested edge",
+        ),
+        Formula(
+            "mask_state",
+            xi_m,
+            sp.Piecewise((active, nu & _stale(xi)), (xi, True)),
+            "compatibility_mask",
+            "the state the mask sees: a numeric superseded or expired edge counts as active (numeric exemption)",
+        ),
+        Formula(
+            "mask",
+            mask,
             sp.Piecewise((0, sp.Eq(K(iota, xi_m), 1) & (sp.Ne(iota, upcoming) | (E & (h >= 0)))), (-sp.oo, True)),
             "compatibility_mask",
-            "compatibility mask: 0 if the intent admits the state (upcoming: an event ahead), else −∞"),
-    Formula("exemption", exemption,
+            "compatibility mask: 0 if the intent admits the state (upcoming: an event ahead), else −∞",
+        ),
+        Formula(
+            "exemption",
+            exemption,
             sp.Piecewise((sp.log(sp.Max(omega_num, omega_min)), nu & _stale(xi) & sp.Eq(K(iota, xi), 0)), (0, True)),
-            "exemption_term", "weight of a numeric edge admitted only through the numeric exemption"),
-    Formula("total", s, sp.Add(*(sp.Symbol(name) for name in SCORE_SUMMANDS), evaluate=False), "score",
-            "the lifecycle log-score: the sum of SCORE_SUMMANDS"),
-)}
+            "exemption_term",
+            "weight of a numeric edge admitted only through the numeric exemption",
+        ),
+        Formula(
+            "total",
+            s,
+            sp.Add(*(sp.Symbol(name) for name in SCORE_SUMMANDS), evaluate=False),
+            "score",
+            "the lifecycle log-score: the sum of SCORE_SUMMANDS",
+        ),
+    )
+}
 
 #: the LaTeX of symbols whose default rendering reads badly
 LATEX_NAMES: dict[sp.Symbol, str] = {
-    age_eff: r"\mathrm{age}_{\mathrm{eff}}", lambda_eff: r"\lambda_{\mathrm{eff}}", a_ev: r"a_{\mathrm{ev}}",
-    t_abs: r"t_{\mathrm{abs}}", t_inter: r"t_{\mathrm{inter}}", n_conv: r"n_{\mathrm{conv}}",
-    s_abs: r"s_{\mathrm{abs}}", s_inter: r"s_{\mathrm{inter}}", s_conv: r"s_{\mathrm{conv}}",
+    age_eff: r"\mathrm{age}_{\mathrm{eff}}",
+    lambda_eff: r"\lambda_{\mathrm{eff}}",
+    a_ev: r"a_{\mathrm{ev}}",
+    t_abs: r"t_{\mathrm{abs}}",
+    t_inter: r"t_{\mathrm{inter}}",
+    n_conv: r"n_{\mathrm{conv}}",
+    s_abs: r"s_{\mathrm{abs}}",
+    s_inter: r"s_{\mathrm{inter}}",
+    s_conv: r"s_{\mathrm{conv}}",
     h_msg: r"h_{\mathrm{msg}}",
-    f_stale: r"f_{\mathrm{stale}}", theta_num: r"\theta_{\mathrm{num}}", b_min: r"b_{\min}",
-    omega_min: r"\omega_{\min}", omega_num: r"\omega_{\mathrm{num}}", xi_m: r"\xi_{m}",
+    f_stale: r"f_{\mathrm{stale}}",
+    theta_num: r"\theta_{\mathrm{num}}",
+    b_min: r"b_{\min}",
+    omega_min: r"\omega_{\min}",
+    omega_num: r"\omega_{\mathrm{num}}",
+    xi_m: r"\xi_{m}",
     **{sym: rf"\mathrm{{{sym.name}}}" for sym in CODES},
     **{sp.Symbol(name): r"\mathrm{" + name.replace("_", r"\_") + "}" for name in SCORE_SUMMANDS},
 }
 
 #: where the value of each input symbol comes from (p: the primary category)
 INPUTS: dict[str, str] = {
-    "w[c]": "candidate weights (row of `weights`)", "lambda[c]": "`params.rates`", "r[c]": "query `routing`",
+    "w[c]": "candidate weights (row of `weights`)",
+    "lambda[c]": "`params.rates`",
+    "r[c]": "query `routing`",
     "t_abs, t_inter, n_conv": "candidate `ages` (absolute h, inter-session h, messages)",
-    "s_abs, s_inter, s_conv": "`params.clocks[p]`", "h_msg": "`params.hours_per_message`",
-    "h": "candidate `hours_to_event`", "E": "candidate `has_event`", "W": "`params.antic_window`",
-    "a_0": "`params.antic_start`", "a_1": "`params.antic_peak`", "d": "`params.antic_post_decay`",
-    "f_stale": "`params.staleness_floor`", "sigma": "candidate `sim`", "nu": "candidate `numeric`",
-    "alpha_p": "`params.alpha[p]`", "F_p": "`params.floors[p]`", "theta_F": "`params.floor_sim_threshold`",
-    "theta_num": "`params.numeric_sim_threshold`", "rho": "`params.numeric_rescue`",
-    "b_min": "`MIN_BLEND` = 1e-12", "beta": "`params.routing_boost`", "kappa": "candidate `confidence`",
-    "omega_min": "`MIN_SUPERSESSION_WEIGHT` = 1e-3", "omega_num": "`params.numeric_exempt_weight`",
-    "xi": "candidate `state`", "iota": "query `intent`", "K(iota, xi)": "`frcore.COMPATIBLE[intent, state]` (1 or 0)",
-    "active, contested, superseded, expired": "codes of `frcore.State`", "upcoming": "`frcore.Intent.UPCOMING`",
+    "s_abs, s_inter, s_conv": "`params.clocks[p]`",
+    "h_msg": "`params.hours_per_message`",
+    "h": "candidate `hours_to_event`",
+    "E": "candidate `has_event`",
+    "W": "`params.antic_window`",
+    "a_0": "`params.antic_start`",
+    "a_1": "`params.antic_peak`",
+    "d": "`params.antic_post_decay`",
+    "f_stale": "`params.staleness_floor`",
+    "sigma": "candidate `sim`",
+    "nu": "candidate `numeric`",
+    "alpha_p": "`params.alpha[p]`",
+    "F_p": "`params.floors[p]`",
+    "theta_F": "`params.floor_sim_threshold`",
+    "theta_num": "`params.numeric_sim_threshold`",
+    "rho": "`params.numeric_rescue`",
+    "b_min": "`MIN_BLEND` = 1e-12",
+    "beta": "`params.routing_boost`",
+    "kappa": "candidate `confidence`",
+    "omega_min": "`MIN_SUPERSESSION_WEIGHT` = 1e-3",
+    "omega_num": "`params.numeric_exempt_weight`",
+    "xi": "candidate `state`",
+    "iota": "query `intent`",
+    "K(iota, xi)": "`frcore.COMPATIBLE[intent, state]` (1 or 0)",
+    "active, contested, superseded, expired": "codes of `frcore.State`",
+    "upcoming": "`frcore.Intent.UPCOMING`",
     "p": "the primary category argmax_c w[c], the first on ties (`frcore.primary_category`)",
     "C": "the number of categories, 11",
 }
@@ -219,18 +306,37 @@ def inputs(params: LifecycleParams, query, cands) -> dict[str, np.ndarray]:
     k, n_cat = wts.shape
     prim = np.argmax(wts, axis=1)  # first maximum on ties, as the kernels' primary category
     ages = np.asarray(cands.ages, dtype=np.float64)
-    full = lambda x: np.broadcast_to(np.asarray(x, dtype=np.float64), (k,))
+
+    def full(x):
+        return np.broadcast_to(np.asarray(x, dtype=np.float64), (k,))
+
     out: dict = {
-        "t_abs": ages[:, 0], "t_inter": ages[:, 1], "n_conv": ages[:, 2],
-        "s_abs": p.clocks[prim, 0], "s_inter": p.clocks[prim, 1], "s_conv": p.clocks[prim, 2],
-        "h_msg": full(p.hours_per_message), "h": np.asarray(cands.hours_to_event, dtype=np.float64),
-        "E": np.asarray(cands.has_event, dtype=bool), "W": full(p.antic_window), "a_0": full(p.antic_start),
-        "a_1": full(p.antic_peak), "d": full(p.antic_post_decay), "f_stale": full(p.staleness_floor),
-        "sigma": np.asarray(cands.sim, dtype=np.float64), "nu": np.asarray(cands.numeric, dtype=bool),
-        "alpha_p": p.alpha[prim], "F_p": p.floors[prim], "theta_F": full(p.floor_sim_threshold),
-        "theta_num": full(p.numeric_sim_threshold), "rho": full(p.numeric_rescue), "b_min": full(MIN_BLEND),
-        "beta": full(p.routing_boost), "kappa": np.asarray(cands.confidence, dtype=np.float64),
-        "omega_min": full(MIN_SUPERSESSION_WEIGHT), "omega_num": full(p.numeric_exempt_weight),
+        "t_abs": ages[:, 0],
+        "t_inter": ages[:, 1],
+        "n_conv": ages[:, 2],
+        "s_abs": p.clocks[prim, 0],
+        "s_inter": p.clocks[prim, 1],
+        "s_conv": p.clocks[prim, 2],
+        "h_msg": full(p.hours_per_message),
+        "h": np.asarray(cands.hours_to_event, dtype=np.float64),
+        "E": np.asarray(cands.has_event, dtype=bool),
+        "W": full(p.antic_window),
+        "a_0": full(p.antic_start),
+        "a_1": full(p.antic_peak),
+        "d": full(p.antic_post_decay),
+        "f_stale": full(p.staleness_floor),
+        "sigma": np.asarray(cands.sim, dtype=np.float64),
+        "nu": np.asarray(cands.numeric, dtype=bool),
+        "alpha_p": p.alpha[prim],
+        "F_p": p.floors[prim],
+        "theta_F": full(p.floor_sim_threshold),
+        "theta_num": full(p.numeric_sim_threshold),
+        "rho": full(p.numeric_rescue),
+        "b_min": full(MIN_BLEND),
+        "beta": full(p.routing_boost),
+        "kappa": np.asarray(cands.confidence, dtype=np.float64),
+        "omega_min": full(MIN_SUPERSESSION_WEIGHT),
+        "omega_num": full(p.numeric_exempt_weight),
         "xi": np.asarray(cands.state, dtype=np.int64),
         "iota": np.full(k, int(np.asarray(query.intent)), dtype=np.int64),
     }
@@ -261,5 +367,16 @@ if __name__ == "__main__":  # python -m frcore.symbolic: the Markdown of every f
     print(markdown(), end="")
 
 
-__all__ = ["CODES", "FORMULAS", "INPUTS", "LATEX_NAMES", "Formula", "equation", "evaluate", "expression", "inputs",
-           "latex", "markdown"]
+__all__ = [
+    "CODES",
+    "FORMULAS",
+    "INPUTS",
+    "LATEX_NAMES",
+    "Formula",
+    "equation",
+    "evaluate",
+    "expression",
+    "inputs",
+    "latex",
+    "markdown",
+]

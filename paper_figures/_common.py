@@ -8,15 +8,16 @@ import csv
 import json
 import math
 import sys
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Literal, overload
 
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt
 
-from . import paths  # noqa: E402
+from . import paths
 
 #: colour for the paper's reference marks
 PAPER_COLOR = "#c0392b"
@@ -55,6 +56,10 @@ def field(obj: Any, path: str, file: str) -> Any:
     return cur
 
 
+@overload
+def number(x: Any, where: str, file: str, allow_none: Literal[False] = False) -> float: ...
+@overload
+def number(x: Any, where: str, file: str, allow_none: bool) -> float | None: ...
 def number(x: Any, where: str, file: str, allow_none: bool = False) -> float | None:
     """``x`` as a finite float; ``ValueError`` naming the file and field otherwise."""
     if x is None and allow_none:
@@ -130,7 +135,14 @@ def _md_cell(x: Any) -> str:
     return str(x).replace("|", "\\|").replace("\n", " ")
 
 
-def write_table(out_dir: str | Path, stem: str, header: Sequence[str], rows: Iterable[Sequence[Any]], title: str = "", notes: Sequence[str] = ()) -> list[Path]:
+def write_table(
+    out_dir: str | Path,
+    stem: str,
+    header: Sequence[str],
+    rows: Iterable[Sequence[Any]],
+    title: str = "",
+    notes: Sequence[str] = (),
+) -> list[Path]:
     """Write ``out_dir/stem.md`` (title, a markdown table, notes) and ``out_dir/stem.csv``."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -138,7 +150,7 @@ def write_table(out_dir: str | Path, stem: str, header: Sequence[str], rows: Ite
     for i, r in enumerate(rows):
         if len(r) != len(header):
             raise ValueError(f"{stem}: row [{i}] has {len(r)} cells, header has {len(header)}")
-    lines = ([f"**{title}**", ""] if title else [])
+    lines = [f"**{title}**", ""] if title else []
     lines.append("| " + " | ".join(_md_cell(h) for h in header) + " |")
     lines.append("|" + "|".join("---" for _ in header) + "|")
     lines += ["| " + " | ".join(_md_cell(c) for c in r) + " |" for r in rows]
@@ -156,9 +168,13 @@ def write_table(out_dir: str | Path, stem: str, header: Sequence[str], rows: Ite
 
 def cli(make: Callable[[Path, Path], list[Path]], prog: str, argv: Sequence[str] | None = None) -> int:
     """``python -m paper_figures.<script> RESULTS OUT``: run ``make`` and print what it wrote."""
-    ap = argparse.ArgumentParser(prog=prog, description=(make.__doc__ or "").strip().splitlines()[0] if make.__doc__ else None)
+    ap = argparse.ArgumentParser(
+        prog=prog, description=(make.__doc__ or "").strip().splitlines()[0] if make.__doc__ else None
+    )
     ap.add_argument("results", nargs="?", default=str(paths.DEFAULT_RESULTS), help="results folder (default: results/)")
-    ap.add_argument("out", nargs="?", default=str(paths.DEFAULT_OUT), help="output folder (default: paper_figures/out/)")
+    ap.add_argument(
+        "out", nargs="?", default=str(paths.DEFAULT_OUT), help="output folder (default: paper_figures/out/)"
+    )
     a = ap.parse_args(argv)
     try:
         written = make(Path(a.results), Path(a.out))

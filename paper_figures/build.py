@@ -34,7 +34,9 @@ def _kind(p: Path) -> str:
     return "figure" if p.suffix.lower() in (".png", ".pdf", ".svg") else "table"
 
 
-def build_all(results_dir: str | Path = paths.DEFAULT_RESULTS, out_dir: str | Path = paths.DEFAULT_OUT, scripts=SCRIPTS) -> dict:
+def build_all(
+    results_dir: str | Path = paths.DEFAULT_RESULTS, out_dir: str | Path = paths.DEFAULT_OUT, scripts=SCRIPTS
+) -> dict:
     """Run each script's ``make(results_dir, out_dir)``.
 
     Returns:
@@ -57,7 +59,9 @@ def build_all(results_dir: str | Path = paths.DEFAULT_RESULTS, out_dir: str | Pa
             for p in mod.make(results_dir, out_dir):
                 outputs.append({"path": str(p), "kind": _kind(Path(p)), "command": command})
         except Exception as e:  # one failing script must not stop the rest
-            failures.append({"script": name, "error": f"{type(e).__name__}: {e}", "traceback": traceback.format_exc(limit=3)})
+            failures.append(
+                {"script": name, "error": f"{type(e).__name__}: {e}", "traceback": traceback.format_exc(limit=3)}
+            )
         finally:
             plt.close("all")
     return {"outputs": outputs, "failures": failures, "skipped": skipped}
@@ -78,9 +82,15 @@ def _cli(args) -> int:
 
 def register(subparsers) -> None:
     """Add ``fr figures --results DIR --out DIR [--json PATH]``."""
-    p = subparsers.add_parser("figures", help="regenerate every figure and table from saved results (never runs a sweep)")
-    p.add_argument("--results", default=str(paths.DEFAULT_RESULTS), help="folder of result JSON files (default: results/)")
-    p.add_argument("--out", default=str(paths.DEFAULT_OUT), help="output folder (default: paper_figures/out/, gitignored)")
+    p = subparsers.add_parser(
+        "figures", help="regenerate every figure and table from saved results (never runs a sweep)"
+    )
+    p.add_argument(
+        "--results", default=str(paths.DEFAULT_RESULTS), help="folder of result JSON files (default: results/)"
+    )
+    p.add_argument(
+        "--out", default=str(paths.DEFAULT_OUT), help="output folder (default: paper_figures/out/, gitignored)"
+    )
     p.add_argument("--json", help="also write the outputs/failures listing here")
     p.set_defaults(func=_cli)
 

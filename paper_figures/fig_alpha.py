@@ -33,14 +33,16 @@ def make(results_dir: str | Path, out_dir: str | Path) -> list[Path]:
         p = np.array([number(r["pass"], f"{grid}.rows.{i}.pass", f) for i, r in enumerate(rows)])
         bonf = number(field(d, f"{grid}.bonferroni_threshold", f), f"{grid}.bonferroni_threshold", f)
         sig = np.array([number(r["mcnemar_p"], f"{grid}.rows.{i}.mcnemar_p", f) < bonf for i, r in enumerate(rows)])
-        ci = [r.get("ci") for r in rows]
-        if all(isinstance(c, list) and len(c) == 2 for c in ci):
+        ci = [c for c in (r.get("ci") for r in rows) if isinstance(c, list) and len(c) == 2]
+        if len(ci) == len(rows):
             lo = full + np.array([c[0] for c in ci])
             hi = full + np.array([c[1] for c in ci])
             ax.fill_between(a, lo, hi, color="tab:blue", alpha=0.15, lw=0, label="95% paired-bootstrap CI")
         ax.plot(a, p, "o-", color="tab:blue", label="global α")
         if sig.any():
-            ax.plot(a[sig], p[sig], "o", mfc="none", mec="k", ms=10, mew=1.3, label=f"McNemar p < {bonf:.3g} (Bonferroni)")
+            ax.plot(
+                a[sig], p[sig], "o", mfc="none", mec="k", ms=10, mew=1.3, label=f"McNemar p < {bonf:.3g} (Bonferroni)"
+            )
         ax.axhline(full, color="tab:green", lw=1.2, label=f"FR-full (per-category α) {100 * full:.1f}%")
         ax.set_xlabel("global α")
         ax.set_ylabel("pass")
@@ -59,7 +61,14 @@ def make(results_dir: str | Path, out_dir: str | Path) -> list[Path]:
         ax.bar(x + 0.2, [u.get(k, np.nan) for k in avs], 0.4, color="tab:orange", label="uniform α = 0.3")
         if "AV8" in avs and "uniform_alpha_0.3_AV8" in ref:
             i = avs.index("AV8")
-            ax.plot([i + 0.2], [ref["uniform_alpha_0.3_AV8"]], "*", color=PAPER_COLOR, ms=12, label=f"paper: AV8 at α=0.3 {100 * ref['uniform_alpha_0.3_AV8']:.1f}%")
+            ax.plot(
+                [i + 0.2],
+                [ref["uniform_alpha_0.3_AV8"]],
+                "*",
+                color=PAPER_COLOR,
+                ms=12,
+                label=f"paper: AV8 at α=0.3 {100 * ref['uniform_alpha_0.3_AV8']:.1f}%",
+            )
         ax.set_xticks(x)
         ax.set_xticklabels(avs, rotation=0)
         ax.set_ylabel("pass")

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from . import ledger, paths
-from ._common import PAPER_COLOR, cli, field, figure, load, number, paper, rows_of, save, source_note
+from ._common import PAPER_COLOR, cli, figure, load, number, paper, rows_of, save, source_note
 
 INPUTS = (paths.SWEEP_GRANULARITY,)
 OPTIONAL = False
@@ -27,9 +27,22 @@ def make(results_dir: str | Path, out_dir: str | Path) -> list[Path]:
     ax.plot([p[0] for p in pts], [100 * p[1] for p in pts], "o-", label="optimal k-partition")
     cog = d.get("cognitive_3")
     if isinstance(cog, dict) and "pass" in cog:
-        ax.plot([3], [100 * number(cog["pass"], "cognitive_3.pass", f)], "D", color="tab:purple", ms=8, label="cognitive 3-partition")
+        ax.plot(
+            [3],
+            [100 * number(cog["pass"], "cognitive_3.pass", f)],
+            "D",
+            color="tab:purple",
+            ms=8,
+            label="cognitive 3-partition",
+        )
     if "saturates_near" in ref:
-        ax.axvline(ref["saturates_near"], color=PAPER_COLOR, ls="--", lw=1, label=f"paper: gains saturate near k={ref['saturates_near']}")
+        ax.axvline(
+            ref["saturates_near"],
+            color=PAPER_COLOR,
+            ls="--",
+            lw=1,
+            label=f"paper: gains saturate near k={ref['saturates_near']}",
+        )
     ax.set_xticks(range(1, int(max(p[0] for p in pts)) + 1))
     ax.set_xlabel("k (policy clusters)")
     ax.set_ylabel("pass (%)")

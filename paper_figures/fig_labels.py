@@ -15,7 +15,11 @@ from ._sweepplot import series
 
 INPUTS = (paths.SWEEP_LABELS,)
 OPTIONAL = False
-METRICS = (("jaccard", "Jaccard@10", "jaccard"), ("tau", "Kendall τ", "tau"), ("displaced_per_query", "displaced edges / query", "displaced"))
+METRICS = (
+    ("jaccard", "Jaccard@10", "jaccard"),
+    ("tau", "Kendall τ", "tau"),
+    ("displaced_per_query", "displaced edges / query", "displaced"),
+)
 
 
 def make(results_dir: str | Path, out_dir: str | Path) -> list[Path]:
@@ -31,9 +35,22 @@ def make(results_dir: str | Path, out_dir: str | Path) -> list[Path]:
         for kind in kinds:
             r, mu, sd = series(d, f, kind, m)
             ax.errorbar(r, mu, yerr=sd, marker="o", capsize=2, label=f"ours ({kind})")
-        pts = [(float(rate), v[pkey], v.get(f"{pkey}_sd", 0.0)) for rate, v in ref.items() if isinstance(v, dict) and pkey in v]
+        pts = [
+            (float(rate), v[pkey], v.get(f"{pkey}_sd", 0.0))
+            for rate, v in ref.items()
+            if isinstance(v, dict) and pkey in v
+        ]
         if pts:
-            ax.errorbar([p[0] for p in pts], [p[1] for p in pts], yerr=[p[2] for p in pts], fmt="*", color=PAPER_COLOR, ms=11, capsize=2, label="paper")
+            ax.errorbar(
+                [p[0] for p in pts],
+                [p[1] for p in pts],
+                yerr=[p[2] for p in pts],
+                fmt="*",
+                color=PAPER_COLOR,
+                ms=11,
+                capsize=2,
+                label="paper",
+            )
             for x, y, _ in pts:
                 ax.annotate(f"{y:g}", (x, y), textcoords="offset points", xytext=(6, -3), fontsize=7, color=PAPER_COLOR)
         ax.set_xlabel("perturbation rate (within confused pairs)")
@@ -41,7 +58,9 @@ def make(results_dir: str | Path, out_dir: str | Path) -> list[Path]:
         ax.set_title(label)
         ax.legend(loc="best")
     pairs = d.get("config", {}).get("pairs") or []
-    fig.suptitle(f"Category-label perturbation in {len(pairs) or '?'} confused pairs (mean ± sd over seeds); {source_note(d)}")
+    fig.suptitle(
+        f"Category-label perturbation in {len(pairs) or '?'} confused pairs (mean ± sd over seeds); {source_note(d)}"
+    )
     return [save(fig, out_dir, "fig_labels")]
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from . import ledger, paths
-from ._common import PAPER_COLOR, cli, figure, load, number, paper, rows_of, save, source_note
+from ._common import PAPER_COLOR, cli, figure, load, number, paper, rows_of, save
 
 INPUTS = (paths.LATENCY,)
 OPTIONAL = False
@@ -27,7 +27,9 @@ def make(results_dir: str | Path, out_dir: str | Path) -> list[Path]:
         k = number(r["k"], f"results.{i}.k", f)
         t = number(r["median_us"], f"results.{i}.median_us", f)
         if k <= 0 or t <= 0:
-            raise ValueError(f"{f}: results[{i}]: k and median_us must be positive for a log-log plot (k={k}, median_us={t})")
+            raise ValueError(
+                f"{f}: results[{i}]: k and median_us must be positive for a log-log plot (k={k}, median_us={t})"
+            )
         by_impl.setdefault(str(r["impl"]), []).append((k, t))
     ref = {**ledger.LATENCY, **paper(d, {})}
     slopes = d.get("slope_ns") or {}

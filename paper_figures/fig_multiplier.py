@@ -48,7 +48,10 @@ def make(results_dir: str | Path, out_dir: str | Path) -> list[Path]:
         j = field(c, "jaccard", f)
         t = field(c, "tau", f)
         if not (len(m) == len(j) == len(t)) or not m:
-            raise ValueError(f"{f}: per_category.{cat}: multipliers, jaccard and tau must have the same non-zero length ({len(m)}, {len(j)}, {len(t)})")
+            raise ValueError(
+                f"{f}: per_category.{cat}: multipliers, jaccard and tau must have the same non-zero length ({len(m)}, "
+                f"{len(j)}, {len(t)})"
+            )
         for i, (a, b, g) in enumerate(zip(m, j, t)):
             number(a, f"per_category.{cat}.multipliers.{i}", f)
             number(b, f"per_category.{cat}.jaccard.{i}", f)
@@ -67,7 +70,11 @@ def make(results_dir: str | Path, out_dir: str | Path) -> list[Path]:
         ax.xaxis.set_major_locator(FixedLocator([0.25, 0.5, 1, 2, 4]))
         ax.xaxis.set_major_formatter(FixedFormatter(["¼", "½", "1", "2", "4"]))
         ax.xaxis.set_minor_formatter(NullFormatter())
-        paper_rng = _range(ref[cat]) if isinstance(ref.get(cat), list) else _range(ref.get("whole_range", [0.25, 4.0])) + " (whole range)"
+        paper_rng = (
+            _range(ref[cat])
+            if isinstance(ref.get(cat), list)
+            else _range(ref.get("whole_range", [0.25, 4.0])) + " (whole range)"
+        )
         rows.append([cat, _range(fe), "yes" if c.get("whole_range") else "no", f"{min(j):.3f}", paper_rng])
     for n in range(len(cats), nrow * ncol):
         ax = axes[n // ncol][n % ncol]
@@ -84,16 +91,23 @@ def make(results_dir: str | Path, out_dir: str | Path) -> list[Path]:
     else:
         fig.legend(handles=handles, loc="lower center", ncol=5)
     n_whole = d.get("n_whole_range", sum(1 for c in per.values() if c.get("whole_range")))
-    fig.suptitle(f"Decay-multiplier sweep: {n_whole} of {len(cats)} categories feasible over the whole range "
-                 f"(paper: {ref.get('n_whole_range', '?')} of 11); {source_note(d)}", fontsize=8.5)
+    fig.suptitle(
+        f"Decay-multiplier sweep: {n_whole} of {len(cats)} categories feasible over the whole range "
+        f"(paper: {ref.get('n_whole_range', '?')} of 11); {source_note(d)}",
+        fontsize=8.5,
+    )
     for ax in axes[-1]:
         ax.set_xlabel("decay multiplier")
     for row in axes:
         row[0].set_ylabel("agreement")
     out = [save(fig, out_dir, "fig_multiplier")]
     out += write_table(
-        out_dir, "tab_multiplier", ["category", f"ours: feasible (J ≥ {thr:g})", "ours: whole range", "ours: min Jaccard@10", "paper: feasible"], rows,
-        title=f"Feasible decay-multiplier ranges (Jaccard@10 ≥ {thr:g}); {n_whole} of {len(cats)} whole range vs paper {ref.get('n_whole_range', '?')} of 11",
+        out_dir,
+        "tab_multiplier",
+        ["category", f"ours: feasible (J ≥ {thr:g})", "ours: whole range", "ours: min Jaccard@10", "paper: feasible"],
+        rows,
+        title=f"Feasible decay-multiplier ranges (Jaccard@10 ≥ {thr:g}); {n_whole} of {len(cats)} whole range vs paper "
+        f"{ref.get('n_whole_range', '?')} of 11",
         notes=[source_note(d)],
     )
     return out

@@ -33,7 +33,13 @@ def make(results_dir: str | Path, out_dir: str | Path) -> list[Path]:
             r, mu, sd = series(d, f, kind, m)
             ax.errorbar(r, mu, yerr=sd, marker="o", capsize=2, label=kind)
             if kind == "slot_key" and m in ref.get("slot_key", {}):
-                ax.axhline(ref["slot_key"][m], color=PAPER_COLOR, ls="--", lw=1, label=f"paper slot-key: {label} {ref['slot_key'][m]:g}")
+                ax.axhline(
+                    ref["slot_key"][m],
+                    color=PAPER_COLOR,
+                    ls="--",
+                    lw=1,
+                    label=f"paper slot-key: {label} {ref['slot_key'][m]:g}",
+                )
         ax.set_xlabel("noise rate")
         ax.set_ylabel(label)
         ax.set_title(label)

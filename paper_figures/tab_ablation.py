@@ -25,7 +25,18 @@ def tables(d: dict, file: str, out_dir: str | Path, stem: str) -> list[Path]:
     if not isinstance(systems, dict) or not systems:
         raise ValueError(f"{file}: field systems must be a non-empty object")
     comps = d.get("comparisons_vs_fr_full") or {}
-    header = ["system", "pass %", "staleness %", "Hit@1 %", "Hit@5 %", "Hit@10 %", "MRR", "Δpass FR-full − system (pp) [95% CI]", "McNemar p", "paper §D.6 pass %"]
+    header = [
+        "system",
+        "pass %",
+        "staleness %",
+        "Hit@1 %",
+        "Hit@5 %",
+        "Hit@10 %",
+        "MRR",
+        "Δpass FR-full − system (pp) [95% CI]",
+        "McNemar p",
+        "paper §D.6 pass %",
+    ]
     rows = []
     for name, s in systems.items():
         o = field(s, "overall", file) if isinstance(s, dict) else None
@@ -41,14 +52,37 @@ def tables(d: dict, file: str, out_dir: str | Path, stem: str) -> list[Path]:
             ci = f"{100 * dif:+.1f} [{100 * lo:+.1f}, {100 * hi:+.1f}]"
         else:
             ci = "reference" if name == "fr-full" else "–"
-        p = number(mc.get("p_value"), f"comparisons_vs_fr_full.{name}.mcnemar.p_value", file, allow_none=True) if mc else None
+        p = (
+            number(mc.get("p_value"), f"comparisons_vs_fr_full.{name}.mcnemar.p_value", file, allow_none=True)
+            if mc
+            else None
+        )
         d6 = ledger.ABLATION_D6.get(name)
-        rows.append([name, fmt_pct(v["pass"]), fmt_pct(v["staleness"]), fmt_pct(v["hit@1"]), fmt_pct(v["hit@5"]), fmt_pct(v["hit@10"]), f"{v['mrr']:.3f}", ci, fmt_p(p),
-                     f"{d6:.1f} ({ledger.ABLATION_D6_NAMES[name]})" if d6 is not None else "–"])
+        rows.append(
+            [
+                name,
+                fmt_pct(v["pass"]),
+                fmt_pct(v["staleness"]),
+                fmt_pct(v["hit@1"]),
+                fmt_pct(v["hit@5"]),
+                fmt_pct(v["hit@10"]),
+                f"{v['mrr']:.3f}",
+                ci,
+                fmt_p(p),
+                f"{d6:.1f} ({ledger.ABLATION_D6_NAMES[name]})" if d6 is not None else "–",
+            ]
+        )
     n = d.get("n_questions", "?")
-    src = f"suite `{d.get('suite', '?')}`, embedder `{d.get('embedder', '?')}`, {n} questions, rev {str(d.get('git_revision', '?'))[:8]}"
-    notes = [src, "Δpass is FR-full minus the system, paired bootstrap over questions; McNemar exact/χ² on the discordant pairs. "
-             "The paper's column is its own LifecycleBench run (LLM judge, its data); systems are mapped by name, the paper's 'baseline' to flat-cosine."]
+    src = (
+        f"suite `{d.get('suite', '?')}`, embedder `{d.get('embedder', '?')}`, {n} questions, rev "
+        f"{str(d.get('git_revision', '?'))[:8]}"
+    )
+    notes = [
+        src,
+        "Δpass is FR-full minus the system, paired bootstrap over questions; McNemar exact/χ² on the discordant pairs. "
+        "The paper's column is its own LifecycleBench run (LLM judge, its data); systems are mapped by name, the "
+        "paper's 'baseline' to flat-cosine.",
+    ]
     out = write_table(out_dir, stem, header, rows, title="LifecycleBench: every system vs FR-full", notes=notes)
     avs = sorted({av for s in systems.values() for av in (s.get("per_av") or {})})
     if avs:
@@ -57,8 +91,16 @@ def tables(d: dict, file: str, out_dir: str | Path, stem: str) -> list[Path]:
         prow = []
         for name, s in systems.items():
             pa = s.get("per_av") or {}
-            prow.append([name] + [fmt_pct(number(pa[av].get("pass"), f"systems.{name}.per_av.{av}.pass", file)) if av in pa else "–" for av in avs])
-        out += write_table(out_dir, f"{stem}_per_av", hdr, prow, title="LifecycleBench pass % per attack vector", notes=[src])
+            prow.append(
+                [name]
+                + [
+                    fmt_pct(number(pa[av].get("pass"), f"systems.{name}.per_av.{av}.pass", file)) if av in pa else "–"
+                    for av in avs
+                ]
+            )
+        out += write_table(
+            out_dir, f"{stem}_per_av", hdr, prow, title="LifecycleBench pass % per attack vector", notes=[src]
+        )
     return out
 
 

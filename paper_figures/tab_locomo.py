@@ -29,13 +29,24 @@ def make(results_dir: str | Path, out_dir: str | Path) -> list[Path]:
     for name, s in systems.items():
         for k in ks:
             rk = field(s, f"recall@k.{k}", f)
-            rows.append([name, f"recall@{k}"] + [fmt_pct(number(rk.get(c), f"systems.{name}.recall@k.{k}.{c}", f, allow_none=True)) for c in cats])
+            rows.append(
+                [name, f"recall@{k}"]
+                + [fmt_pct(number(rk.get(c), f"systems.{name}.recall@k.{k}.{c}", f, allow_none=True)) for c in cats]
+            )
         ae = s.get("all_evidence@10")
         if isinstance(ae, dict):
-            rows.append([name, "all_evidence@10"] + [fmt_pct(number(ae.get(c), f"systems.{name}.all_evidence@10.{c}", f, allow_none=True)) for c in cats])
-    return write_table(out_dir, "tab_locomo", ["system", "metric"] + [f"cat {c}" for c in cats], rows,
-                       title="LoCoMo evidence retrieval (%) per question category",
-                       notes=[f"embedder `{d.get('embedder', '?')}`; cat 5 is adversarial."])
+            rows.append(
+                [name, "all_evidence@10"]
+                + [fmt_pct(number(ae.get(c), f"systems.{name}.all_evidence@10.{c}", f, allow_none=True)) for c in cats]
+            )
+    return write_table(
+        out_dir,
+        "tab_locomo",
+        ["system", "metric"] + [f"cat {c}" for c in cats],
+        rows,
+        title="LoCoMo evidence retrieval (%) per question category",
+        notes=[f"embedder `{d.get('embedder', '?')}`; cat 5 is adversarial."],
+    )
 
 
 if __name__ == "__main__":

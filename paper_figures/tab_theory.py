@@ -27,12 +27,20 @@ def make(results_dir: str | Path, out_dir: str | Path) -> list[Path]:
         if c["check"] not in CHECKS:
             raise ValueError(f"{f}: claims[{i}] ({c['id']!r}): field check must be one of {CHECKS}, got {c['check']!r}")
         if c["verdict"] not in VERDICTS:
-            raise ValueError(f"{f}: claims[{i}] ({c['id']!r}): field verdict must be one of {VERDICTS}, got {c['verdict']!r}")
+            raise ValueError(
+                f"{f}: claims[{i}] ({c['id']!r}): field verdict must be one of {VERDICTS}, got {c['verdict']!r}"
+            )
         rows.append([c["id"], c["title"], c["paper"], c["ours"], c["check"], c["verdict"], c["reason"]])
     n_pass = sum(1 for c in claims if c["check"] == "pass")
     n_rep = sum(1 for c in claims if c["verdict"] == "reproduced")
-    return write_table(out_dir, "tab_theory", ["claim", "title", "paper", "ours", "check", "verdict", "reason"], rows,
-                       title=f"Theory as executable checks: {n_pass} of {len(claims)} checks pass; {n_rep} of {len(claims)} claims reproduced")
+    return write_table(
+        out_dir,
+        "tab_theory",
+        ["claim", "title", "paper", "ours", "check", "verdict", "reason"],
+        rows,
+        title=f"Theory as executable checks: {n_pass} of {len(claims)} checks pass; {n_rep} of {len(claims)} claims "
+        "reproduced",
+    )
 
 
 if __name__ == "__main__":

@@ -4,8 +4,9 @@ vectorised version can be checked against it on generated fact sets. Not used by
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 

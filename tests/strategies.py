@@ -46,7 +46,9 @@ def weight_rows(draw, mode: str | None = None) -> np.ndarray:
     return w.astype(np.float32).astype(np.float64)
 
 
-SIM = st.one_of(f32(0.0, 1.0), st.sampled_from([0.0, 1.0, 0.95, 0.85, 0.9499, 0.8499, 0.5]).map(lambda x: float(np.float32(x))))
+SIM = st.one_of(
+    f32(0.0, 1.0), st.sampled_from([0.0, 1.0, 0.95, 0.85, 0.9499, 0.8499, 0.5]).map(lambda x: float(np.float32(x)))
+)
 
 
 @st.composite
@@ -80,14 +82,22 @@ def candidate_arrays(draw, min_k: int = 1, max_k: int = 12, weight_mode: str | N
         ).reshape(k, 3),
         state=np.array([draw(st.sampled_from(list(fr.State))) for _ in rows], dtype=np.int32),
         hours_to_event=np.array([draw(hours_to_event()) for _ in rows]),
-        confidence=np.array([draw(st.one_of(f32(0.0, 1.0), st.sampled_from([0.0, 1e-4, 0.4, 0.7, 1.0]))) for _ in rows]),
+        confidence=np.array(
+            [draw(st.one_of(f32(0.0, 1.0), st.sampled_from([0.0, 1e-4, 0.4, 0.7, 1.0]))) for _ in rows]
+        ),
         numeric=np.array([draw(st.booleans()) for _ in rows]),
     )
 
 
 @st.composite
-def candidates(draw, min_k: int = 1, max_k: int = 12, pad: bool | None = None, weight_mode: str | None = None,
-               pad_to: int | None = None):
+def candidates(
+    draw,
+    min_k: int = 1,
+    max_k: int = 12,
+    pad: bool | None = None,
+    weight_mode: str | None = None,
+    pad_to: int | None = None,
+):
     """A validated :class:`frcore.Candidates` (float32), optionally padded (to ``pad_to`` or to
     its bucket)."""
     raw = draw(candidate_arrays(min_k, max_k, weight_mode))
@@ -139,7 +149,14 @@ CONFIGS: dict[str, fr.ScoreConfig] = {
     "no-numeric-rescue": fr.ScoreConfig(numeric_rescue=False),
     "no-supersession-weight": fr.ScoreConfig(supersession_weight=False),
     "everything-off": fr.ScoreConfig(
-        decay="uniform", global_alpha=True, floors=False, numeric_rescue=False, anticipation=False,
-        lifecycle=False, routing=False, supersession_weight=False, numeric_exemption=False,
+        decay="uniform",
+        global_alpha=True,
+        floors=False,
+        numeric_rescue=False,
+        anticipation=False,
+        lifecycle=False,
+        routing=False,
+        supersession_weight=False,
+        numeric_exemption=False,
     ),
 }

@@ -8,12 +8,12 @@ import random
 import numpy as np
 import pytest
 
+from frcore import default_params
 from frcore.bank._embed import get_embedder
 from frcore.bench._generator import generate_suites
 from frcore.bench._runner import run_benchmark, run_persona
 from frcore.bench._suite import parse_suite, suite_to_dict
 from frcore.bench._systems import DEFAULT_SYSTEMS, SYSTEMS, collapse_params, resolve_systems
-from frcore import default_params
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +27,14 @@ def emb():
 
 
 def test_result_follows_output_contract(suites, emb):
-    res = run_benchmark(suites, "fr-full,flat-cosine,bm25,uniform-decay,overwrite", emb, progress=False, keep_terms=True, suite_label="t")
+    res = run_benchmark(
+        suites,
+        "fr-full,flat-cosine,bm25,uniform-decay,overwrite",
+        emb,
+        progress=False,
+        keep_terms=True,
+        suite_label="t",
+    )
     json.dumps(res, default=str)
     assert res["suite"] == "t"
     for name in ("fr-full", "flat-cosine", "bm25", "uniform-decay", "overwrite"):
@@ -75,7 +82,20 @@ def test_gold_intent_is_used(suites, emb):
 
 def test_collapse_params_means_within_groups():
     p = default_params()
-    groups = [["OBLIGATIONS", "LOGISTICAL_CONTEXT"]] + [[c] for c in ("IDENTITY_SELF_CONCEPT", "RELATIONAL_BONDS", "INTELLECTUAL_INTERESTS", "HEALTH_WELLBEING", "PROJECTS_ENDEAVORS", "HOBBIES_RECREATION", "PREFERENCES_HABITS", "FINANCIAL_MATERIAL", "OTHER")]
+    groups = [["OBLIGATIONS", "LOGISTICAL_CONTEXT"]] + [
+        [c]
+        for c in (
+            "IDENTITY_SELF_CONCEPT",
+            "RELATIONAL_BONDS",
+            "INTELLECTUAL_INTERESTS",
+            "HEALTH_WELLBEING",
+            "PROJECTS_ENDEAVORS",
+            "HOBBIES_RECREATION",
+            "PREFERENCES_HABITS",
+            "FINANCIAL_MATERIAL",
+            "OTHER",
+        )
+    ]
     q = collapse_params(p, groups)
     r = np.asarray(q.rates)
     assert np.isclose(r[8], (0.006 + 0.008) / 2) and np.isclose(r[9], r[8]) and np.isclose(r[0], 0.0015)
@@ -86,7 +106,13 @@ def test_collapse_params_means_within_groups():
 def test_sweeps_batched_and_distributed_equal_local(suites, emb):
     from dask.distributed import Client, LocalCluster
 
-    from experiments.sweeps import LabelPerturbation, build_table, run_granularity, run_label_perturbation, run_multiplier
+    from experiments.sweeps import (
+        LabelPerturbation,
+        build_table,
+        run_granularity,
+        run_label_perturbation,
+        run_multiplier,
+    )
 
     table = build_table(suites[:1], emb, source="test", progress=False)
     mult = run_multiplier(table)
@@ -96,7 +122,10 @@ def test_sweeps_batched_and_distributed_equal_local(suites, emb):
     assert [r["k"] for r in g["rows"]] == list(range(1, 12))
     cfg = LabelPerturbation(rates=(0.5,), seeds=(0, 1))
     local = run_label_perturbation(table, cfg)
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, Client(cluster) as client:
+    with (
+        LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster,
+        Client(cluster) as client,
+    ):
         dist = run_label_perturbation(table, cfg, client=client)
     assert local["rows"] == dist["rows"]
 
@@ -120,7 +149,11 @@ def test_pipeline_overrides_apply_to_fr_systems_only():
     from frcore.bench._systems import with_overrides
 
     out = with_overrides(resolve_systems("fr-full,flat-cosine"), {"hybrid_weight": 0.3, "n_distill": 10.0})
-    assert out[0].pipeline.hybrid_weight == 0.3 and out[0].pipeline.n_distill == 10 and isinstance(out[0].pipeline.n_distill, int)
+    assert (
+        out[0].pipeline.hybrid_weight == 0.3
+        and out[0].pipeline.n_distill == 10
+        and isinstance(out[0].pipeline.n_distill, int)
+    )
     assert out[1].pipeline == SYSTEMS["flat-cosine"].pipeline
     with pytest.raises(ValueError, match="pipeline"):
         with_overrides(out, {"nonsense": 1.0})

@@ -13,7 +13,19 @@ import pytest
 from frcore import cli
 
 ROOT = Path(__file__).resolve().parents[1]
-EXPECTED = {"bank", "bench", "calibrate", "compare", "figures", "latency", "ledger", "reproduce", "sweep", "theory"}
+EXPECTED = {
+    "bank",
+    "bench",
+    "calibrate",
+    "compare",
+    "figures",
+    "latency",
+    "ledger",
+    "reproduce",
+    "serve",
+    "sweep",
+    "theory",
+}
 
 
 def _declared() -> dict[str, str]:
@@ -25,9 +37,11 @@ def _declared() -> dict[str, str]:
 def test_every_subcommand_is_declared_by_its_package():
     declared = _declared()
     assert set(declared) == EXPECTED
-    for name, target in declared.items():
+    for target in declared.values():
         module, _, attr = target.partition(":")
-        assert attr == "register" and module.split(".")[0] in ("frcore", "theory", "experiments", "paper_figures"), target
+        assert attr == "register" and module.split(".")[0] in ("frcore", "theory", "experiments", "paper_figures"), (
+            target
+        )
 
 
 def test_installed_entry_points_match_pyproject():

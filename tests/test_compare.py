@@ -18,7 +18,16 @@ def _records(a_pass, b_pass, avs):
     out = []
     for i, (pa, pb, av) in enumerate(zip(a_pass, b_pass, avs)):
         for side, p in (("a", pa), ("b", pb)):
-            out.append({"system": side, "persona": f"p{i % 3}", "id": f"q{i}", "attack_vector": av, "passed": bool(p), "stale": not p})
+            out.append(
+                {
+                    "system": side,
+                    "persona": f"p{i % 3}",
+                    "id": f"q{i}",
+                    "attack_vector": av,
+                    "passed": bool(p),
+                    "stale": not p,
+                }
+            )
     return out
 
 
@@ -38,7 +47,7 @@ def test_known_difference():
     assert r["per_av"]["AV1"]["diff"] == 0 and r["per_av"]["AV1"]["mcnemar_p"] == 1.0
     av2 = r["per_av"]["AV2"]
     assert (av2["n"], av2["pass_a"], av2["pass_b"], av2["diff_ci"]) == (12, 0.0, 1.0, [1.0, 1.0])
-    assert av2["mcnemar_p"] == pytest.approx(2 * 0.5 ** 12)
+    assert av2["mcnemar_p"] == pytest.approx(2 * 0.5**12)
     assert r["per_av"]["AV2"]["discordant"] == {"a_only": 0, "b_only": 12}
     assert r["per_av"]["AV3"]["discordant"] == {"a_only": 3, "b_only": 0}
     assert len(r["discordant_questions"]["b_only"]) == 12 and r["discordant_questions"]["a_only"][0]["id"] == "q32"
@@ -49,7 +58,12 @@ def test_known_difference():
 
 def test_identical_sides_have_no_difference():
     r = compare_records(_records([1, 0, 1, 1], [1, 0, 1, 1], ["AV1"] * 4))
-    assert r["diff"] == 0 and r["diff_ci"] == [0, 0] and r["mcnemar_p"] == 1 and r["discordant"] == {"a_only": 0, "b_only": 0}
+    assert (
+        r["diff"] == 0
+        and r["diff_ci"] == [0, 0]
+        and r["mcnemar_p"] == 1
+        and r["discordant"] == {"a_only": 0, "b_only": 0}
+    )
     with pytest.raises(ValueError, match="same questions"):
         compare_records(_records([1, 0], [1, 0], ["AV1"] * 2)[:-1])
 
@@ -93,12 +107,39 @@ def test_cli_writes_the_contract(tmp_path, capsys):
     from frcore.cli import main
 
     out = tmp_path / "c.json"
-    argv = ["compare", "--suite", "synthetic", "--personas", "1", "--embedder", "hash", "--a", "default", "--b", "fr-global-alpha",
-            "--b-param", "global_alpha=0.9", "--n-boot", "500", "--json", str(out)]
+    argv = [
+        "compare",
+        "--suite",
+        "synthetic",
+        "--personas",
+        "1",
+        "--embedder",
+        "hash",
+        "--a",
+        "default",
+        "--b",
+        "fr-global-alpha",
+        "--b-param",
+        "global_alpha=0.9",
+        "--n-boot",
+        "500",
+        "--json",
+        str(out),
+    ]
     assert main(argv) == 0
     printed = capsys.readouterr().out
     assert "McNemar p (exact)" in printed and "| AV1 |" in printed
     r = json.loads(out.read_text())
-    assert {"a", "b", "pass_a", "pass_b", "diff_ci", "mcnemar_p", "discordant", "per_av", "discordant_questions"} <= set(r)
+    assert {
+        "a",
+        "b",
+        "pass_a",
+        "pass_b",
+        "diff_ci",
+        "mcnemar_p",
+        "discordant",
+        "per_av",
+        "discordant_questions",
+    } <= set(r)
     assert r["a"] == "default" and r["b"] == "fr-global-alpha" and set(r["discordant"]) == {"a_only", "b_only"}
     assert len(r["diff_ci"]) == 2 and r["diff_ci"][0] <= r["diff"] <= r["diff_ci"][1]

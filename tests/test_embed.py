@@ -26,8 +26,7 @@ from pathlib import Path
 import jax
 import numpy as np
 import pytest
-from hypothesis import example, given
-from hypothesis import strategies as st
+from hypothesis import example, given, strategies as st
 
 from frcore.bank._embed import (
     BATCH_BUCKETS,
@@ -195,8 +194,14 @@ def test_minilm_bucketing_bounds_compilations(minilm: MiniLMEmbedder):
 @needs_minilm
 def test_minilm_bucket_shape_table(minilm: MiniLMEmbedder):
     """(batch, sequence) buckets: the next power of two and the next sequence bucket."""
-    cases = [((1, 2), (1, 16)), ((3, 17), (4, 24)), ((8, 16), (8, 16)), ((33, 200), (64, 256)),
-             ((64, 256), (64, 256)), ((5, 65), (8, 96))]
+    cases = [
+        ((1, 2), (1, 16)),
+        ((3, 17), (4, 24)),
+        ((8, 16), (8, 16)),
+        ((33, 200), (64, 256)),
+        ((64, 256), (64, 256)),
+        ((5, 65), (8, 96)),
+    ]
     for (n, length), expected in cases:
         assert minilm.bucket_shape(n, length) == expected, (n, length)
     with pytest.raises(ValueError, match="sequence length"):
@@ -208,7 +213,11 @@ def test_minilm_bucket_shape_table(minilm: MiniLMEmbedder):
 @needs_minilm
 def test_minilm_semantic_sanity(minilm: MiniLMEmbedder):
     a, b, c = minilm.embed(
-        ["The user's dog is called Biscuit.", "Biscuit is the name of the user's dog.", "Quarterly tax filing deadline."]
+        [
+            "The user's dog is called Biscuit.",
+            "Biscuit is the name of the user's dog.",
+            "Quarterly tax filing deadline.",
+        ]
     )
     assert a @ b > 0.8 > a @ c
 
@@ -286,11 +295,14 @@ def test_hash_is_stable_across_processes():
     root = Path(__file__).resolve().parent.parent
     seed = "7" if os.environ.get("PYTHONHASHSEED") != "7" else "8"  # differs from this process
     env = dict(os.environ, PYTHONHASHSEED=seed, JAX_PLATFORMS="cpu")
-    assert hash("probe") != int(subprocess.run(
-        [sys.executable, "-c", "print(hash('probe'))"], env=env, check=True, capture_output=True, text=True
-    ).stdout), "the child process must salt str hashes differently"
-    there = subprocess.run([sys.executable, "-c", code], cwd=root, env=env, check=True,
-                           capture_output=True, text=True).stdout
+    assert hash("probe") != int(
+        subprocess.run(
+            [sys.executable, "-c", "print(hash('probe'))"], env=env, check=True, capture_output=True, text=True
+        ).stdout
+    ), "the child process must salt str hashes differently"
+    there = subprocess.run(
+        [sys.executable, "-c", code], cwd=root, env=env, check=True, capture_output=True, text=True
+    ).stdout
     here = HashingEmbedder(32).embed(["Stable hashing, über alles 42"])[0].tobytes().hex()
     assert len(there) == 32 * 4 * 2 and there == here
 

@@ -13,11 +13,10 @@ import re
 import statistics
 from collections import Counter
 from datetime import date, datetime
-from functools import lru_cache
+from functools import cache
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from frcore import CATEGORY_NAMES
 from frcore.bench import _suite
@@ -30,12 +29,29 @@ from frcore.bench._generator import (
 )
 
 ATTACK_VECTORS = (
-    "AV1_superseded_preference", "AV2_expired_logistics", "AV3_stable_identity",
-    "AV4_multi_version_fact", "AV5_broad_query", "AV6_cross_session_contradiction",
-    "AV7_selective_forgetting", "AV8_numeric_preservation", "AV9_soft_supersession",
+    "AV1_superseded_preference",
+    "AV2_expired_logistics",
+    "AV3_stable_identity",
+    "AV4_multi_version_fact",
+    "AV5_broad_query",
+    "AV6_cross_session_contradiction",
+    "AV7_selective_forgetting",
+    "AV8_numeric_preservation",
+    "AV9_soft_supersession",
 )
-ROLES = {"stable", "superseded", "superseding", "expiring", "contradicted", "contradicting",
-         "retracted", "retraction", "ambiguous_existing", "tentative", "annotated"}
+ROLES = {
+    "stable",
+    "superseded",
+    "superseding",
+    "expiring",
+    "contradicted",
+    "contradicting",
+    "retracted",
+    "retraction",
+    "ambiguous_existing",
+    "tentative",
+    "annotated",
+}
 INTENTS = {  # SPEC / real data: which intents each attack vector may carry
     "AV1_superseded_preference": {"current"},
     "AV2_expired_logistics": {"upcoming", "historical"},
@@ -48,18 +64,41 @@ INTENTS = {  # SPEC / real data: which intents each attack vector may carry
     "AV9_soft_supersession": {"current"},
 }
 TOP_KEYS = {"persona", "name", "asked_at", "sessions", "facts", "turns", "questions"}
-FACT_KEYS = {"id", "text", "categories", "slot", "session", "said_at", "event_time",
-             "confidence", "numeric", "role", "links", "source"}
+FACT_KEYS = {
+    "id",
+    "text",
+    "categories",
+    "slot",
+    "session",
+    "said_at",
+    "event_time",
+    "confidence",
+    "numeric",
+    "role",
+    "links",
+    "source",
+}
 TURN_KEYS = {"id", "session", "said_at", "role", "text"}
-QUESTION_KEYS = {"id", "text", "asked_at", "attack_vector", "relevant_categories",
-                 "correct_answer", "wrong_answer_indicators", "intent", "support", "wrong",
-                 "notes", "conflict"}
+QUESTION_KEYS = {
+    "id",
+    "text",
+    "asked_at",
+    "attack_vector",
+    "relevant_categories",
+    "correct_answer",
+    "wrong_answer_indicators",
+    "intent",
+    "support",
+    "wrong",
+    "notes",
+    "conflict",
+}
 
 indices = st.integers(min_value=0, max_value=50_000)
 seeds = st.integers(min_value=0, max_value=2**32 - 1)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _suites(n: int, seed: int) -> tuple[dict, ...]:
     return tuple(generate_suites(n, seed))
 
@@ -150,13 +189,16 @@ def check_suite(s: dict) -> None:
             if kind != "retracts":
                 assert f["slot"] is not None and facts[target]["slot"] == f["slot"], fid
         if f["role"] == "expiring":
-            assert f["event_time"] is not None and set(cats) <= {"LOGISTICAL_CONTEXT",
-                                                                 "OBLIGATIONS"}
+            assert f["event_time"] is not None and set(cats) <= {"LOGISTICAL_CONTEXT", "OBLIGATIONS"}
             assert _t(f["event_time"]) > _t(f["said_at"]), fid
         else:
             assert f["event_time"] is None, fid
-    required_link = {"superseding": "supersedes", "retraction": "retracts",
-                     "contradicting": "contradicts", "tentative": "tentative_for"}
+    required_link = {
+        "superseding": "supersedes",
+        "retraction": "retracts",
+        "contradicting": "contradicts",
+        "tentative": "tentative_for",
+    }
     for f in facts.values():
         if f["role"] in required_link:
             assert set(f["links"]) == {required_link[f["role"]]}, f["id"]
@@ -168,8 +210,7 @@ def check_suite(s: dict) -> None:
         n = int(t["id"][-2:])
         assert t["role"] == ("user" if n % 2 else "assistant"), t["id"]
 
-    filler_user = {t["id"] for t in s["turns"]
-                   if t["role"] == "user" and session_type[t["session"]] == "filler"}
+    filler_user = {t["id"] for t in s["turns"] if t["role"] == "user" and session_type[t["session"]] == "filler"}
     qids = [q["id"] for q in s["questions"]]
     assert len(set(qids)) == len(qids)
     for q in s["questions"]:
@@ -211,19 +252,23 @@ def test_write_suites_round_trips(tmp_path):
     assert sorted(s.persona for s in loaded) == sorted(s["persona"] for s in generate_suites(3, 4))
     for p in paths:
         assert json.loads(p.read_text(encoding="utf-8")) == generate_suite(
-            json.loads(p.read_text(encoding="utf-8"))["persona_index"], 4)
+            json.loads(p.read_text(encoding="utf-8"))["persona_index"], 4
+        )
 
 
-@pytest.mark.parametrize("call, field", [
-    (lambda: generate_suite(-1), "persona_index"),
-    (lambda: generate_suite(1.5), "persona_index"),
-    (lambda: generate_suite(True), "persona_index"),
-    (lambda: generate_suite(0, seed=-3), "seed"),
-    (lambda: generate_suite(0, seed="7"), "seed"),
-    (lambda: generate_suites(-2), "n"),
-    (lambda: write_suites("/tmp/never-created-by-this-test", -1), "n"),
-], ids=["negative-index", "float-index", "bool-index", "negative-seed", "str-seed",
-        "negative-n", "write-negative-n"])
+@pytest.mark.parametrize(
+    "call, field",
+    [
+        (lambda: generate_suite(-1), "persona_index"),
+        (lambda: generate_suite(1.5), "persona_index"),
+        (lambda: generate_suite(True), "persona_index"),
+        (lambda: generate_suite(0, seed=-3), "seed"),
+        (lambda: generate_suite(0, seed="7"), "seed"),
+        (lambda: generate_suites(-2), "n"),
+        (lambda: write_suites("/tmp/never-created-by-this-test", -1), "n"),
+    ],
+    ids=["negative-index", "float-index", "bool-index", "negative-seed", "str-seed", "negative-n", "write-negative-n"],
+)
 def test_bad_arguments_raise_naming_the_field(call, field):
     with pytest.raises(ValueError, match=field):
         call()
@@ -257,8 +302,7 @@ def test_gold_semantics_follow_the_real_data(index, seed):
             assert [f["role"] for f in sup] == ["superseding"], q["id"]
             slot = sup[0]["slot"]
             wrong_facts = [facts[i] for i in q["wrong"] if i in facts]
-            assert wrong_facts and all(f["role"] == "superseded" and f["slot"] == slot
-                                       for f in wrong_facts), q["id"]
+            assert wrong_facts and all(f["role"] == "superseded" and f["slot"] == slot for f in wrong_facts), q["id"]
             # the chain: support → supersedes → … reaches every wrong fact
             chain, cur = [], sup[0]
             while "supersedes" in cur["links"]:
@@ -269,8 +313,7 @@ def test_gold_semantics_follow_the_real_data(index, seed):
             for i in q["wrong"]:
                 if i in turns:
                     assert turns[i]["said_at"] < sup[0]["said_at"], i
-                    assert any(v.lower() in turns[i]["text"].lower()
-                               for v in q["wrong_answer_indicators"]), i
+                    assert any(v.lower() in turns[i]["text"].lower() for v in q["wrong_answer_indicators"]), i
             for i in q["support"]:
                 if i in turns:
                     assert turns[i]["said_at"] > sup[0]["said_at"], i
@@ -342,8 +385,9 @@ def test_persona_shape_mirrors_real_data():
     users = [sum(t["role"] == "user" for t in s["turns"]) for s in suites]
     assert 20 <= statistics.mean(facts) <= 27
     assert 250 <= statistics.mean(users) <= 340
-    months = [(date.fromisoformat(s["asked_at"]) - date.fromisoformat(s["sessions"][0]["date"]))
-              .days / 30.4 for s in suites]
+    months = [
+        (date.fromisoformat(s["asked_at"]) - date.fromisoformat(s["sessions"][0]["date"])).days / 30.4 for s in suites
+    ]
     assert 14 <= statistics.mean(months) <= 20
     roles = Counter(f["role"] for s in suites for f in s["facts"])
     assert set(roles) == ROLES
@@ -351,9 +395,12 @@ def test_persona_shape_mirrors_real_data():
     two = sum(len(f["categories"]) == 2 for s in suites for f in s["facts"])
     assert 0.15 <= two / sum(facts) <= 0.6
     # some multi-version chains of three, some expiring items past and some upcoming
-    assert any(len([i for i in q["wrong"] if i.split(".")[-1][0] == "f"]) == 2
-               for s in suites for q in s["questions"]
-               if q["attack_vector"] == "AV4_multi_version_fact")
+    assert any(
+        len([i for i in q["wrong"] if i.split(".")[-1][0] == "f"]) == 2
+        for s in suites
+        for q in s["questions"]
+        if q["attack_vector"] == "AV4_multi_version_fact"
+    )
     for s in suites:
         asked = _t(s["asked_at"])
         events = [_t(f["event_time"]) for f in s["facts"] if f["role"] == "expiring"]
@@ -363,26 +410,32 @@ def test_persona_shape_mirrors_real_data():
 # --------------------------------------------------------------------------- lexical variety
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("Which city is Maren based in these days?", {"city", "maren", "based", "day"}),
-    ("What's Teo's go-to hot beverage?", {"teo", "go", "hot", "beverage"}),
-    ("Does she have any siblings?", {"sibling"}),
-    ("class glass", {"class", "glass"}),
-    ("", set()),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("Which city is Maren based in these days?", {"city", "maren", "based", "day"}),
+        ("What's Teo's go-to hot beverage?", {"teo", "go", "hot", "beverage"}),
+        ("Does she have any siblings?", {"sibling"}),
+        ("class glass", {"class", "glass"}),
+        ("", set()),
+    ],
+)
 def test_content_words(text, expected):
     assert content_words(text) == expected
 
 
 def _mini_suite(question: str, support_text: str, wrong_text: str) -> dict:
-    return {"facts": [{"id": "p.f01", "text": support_text}, {"id": "p.f02", "text": wrong_text}],
-            "turns": [],
-            "questions": [{"text": question, "support": ["p.f01"], "wrong": ["p.f02"]}]}
+    return {
+        "facts": [{"id": "p.f01", "text": support_text}, {"id": "p.f02", "text": wrong_text}],
+        "turns": [],
+        "questions": [{"text": question, "support": ["p.f01"], "wrong": ["p.f02"]}],
+    }
 
 
 def test_lexical_overlap_stats_on_hand_made_suites():
-    disjoint = _mini_suite("Which city is Ana based in?", "Relocated to Porto for a design job",
-                           "Lives in Lisbon, a lovely city")
+    disjoint = _mini_suite(
+        "Which city is Ana based in?", "Relocated to Porto for a design job", "Lives in Lisbon, a lovely city"
+    )
     shared = _mini_suite("Where does Ana live?", "Ana lives in Porto", "Used to live in Lisbon")
     stats = lexical_overlap_stats([disjoint, shared])
     assert stats["questions"] == 2
@@ -419,8 +472,7 @@ def test_filler_holds_hard_distractors():
             gold = set(q["support"]) | set(q["wrong"])
             qw = content_words(q["text"]) - content_words(s["name"])
             n += 1
-            with_distractor += any(qw & content_words(t["text"])
-                                   for t in pool if t["id"] not in gold)
+            with_distractor += any(qw & content_words(t["text"]) for t in pool if t["id"] not in gold)
     # measured 0.85 on 300 personas (seed 0); the real development split measures 0.70
     assert with_distractor / n >= 0.6
 

@@ -105,7 +105,12 @@ def _docstring_nodes(tree: ast.AST) -> set[int]:
     for node in ast.walk(tree):
         if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
             body = node.body
-            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+            if (
+                body
+                and isinstance(body[0], ast.Expr)
+                and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)
+            ):
                 out.add(id(body[0].value))
     return out
 
@@ -140,8 +145,14 @@ def imports_of(name: str, source: str, modules: dict[str, Path]) -> list[Import]
                     if isinstance(child.args[0], ast.Constant):
                         string_calls.add(id(child.args[0]))
                     out.append(Import(name, t, (), child.lineno, False, "string"))
-            elif (isinstance(child, ast.Constant) and isinstance(child.value, str) and id(child) not in docstrings
-                  and id(child) not in string_calls and child.value in modules and "." in child.value):
+            elif (
+                isinstance(child, ast.Constant)
+                and isinstance(child.value, str)
+                and id(child) not in docstrings
+                and id(child) not in string_calls
+                and child.value in modules
+                and "." in child.value
+            ):
                 # a bare string naming one of our modules (a table of modules to import)
                 out.append(Import(name, child.value, (), child.lineno, False, "string"))
             visit(child, inner)
@@ -178,9 +189,12 @@ def _private(module: str) -> bool:
 
 
 def layer_violations(imports: list[Import]) -> list[str]:
-    return [f"{i.where()}: {top_of(i.importer)} (layer {LAYERS[top_of(i.importer)]}) imports {i.target} "
-            f"(layer {LAYERS[top_of(i.target)]}, higher) [{i.kind}]"
-            for i in imports if LAYERS[top_of(i.target)] > LAYERS[top_of(i.importer)]]
+    return [
+        f"{i.where()}: {top_of(i.importer)} (layer {LAYERS[top_of(i.importer)]}) imports {i.target} "
+        f"(layer {LAYERS[top_of(i.target)]}, higher) [{i.kind}]"
+        for i in imports
+        if LAYERS[top_of(i.target)] > LAYERS[top_of(i.importer)]
+    ]
 
 
 def _cycles(edges: dict[str, set[str]]) -> list[list[str]]:
@@ -229,13 +243,19 @@ def package_cycle_violations(imports: list[Import]) -> list[str]:
             witness.setdefault((a, b), i)
     out = []
     for comp in _cycles(edges):
-        arrows = [f"{a} → {b} ({witness[a, b].where()} imports {witness[a, b].target})"
-                  for a in comp for b in sorted(edges.get(a, ())) if b in comp]
+        arrows = [
+            f"{a} → {b} ({witness[a, b].where()} imports {witness[a, b].target})"
+            for a in comp
+            for b in sorted(edges.get(a, ()))
+            if b in comp
+        ]
         out.append(f"package cycle {' ⇄ '.join(comp)}: " + "; ".join(arrows))
     return out
 
 
-def module_cycle_violations(imports: list[Import], modules: dict[str, Path] | None = None, lazy: bool = True) -> list[str]:
+def module_cycle_violations(
+    imports: list[Import], modules: dict[str, Path] | None = None, lazy: bool = True
+) -> list[str]:
     """Cycles between modules: at import time (module-level imports; importing ``a.b.c`` runs
     ``a`` and ``a.b`` first), and with ``lazy`` also counting imports inside functions (two
     modules that need each other, such as a CLI and the command it registers)."""
@@ -283,7 +303,9 @@ def test_the_reader_sees_imports(imports):
     assert ("theory.partitions", "frcore", "from") in seen
     assert any(i.importer == "frcore.bench._systems" and i.target == "frcore._ontology" for i in imports)  # relative
     assert any(i.kind == "string" and i.importer == "theory.run" for i in imports)  # CLAIM_MODULES table
-    assert any(i.kind == "string" and i.importer == "paper_figures.build" and i.target == "paper_figures" for i in imports)  # f-string
+    assert any(
+        i.kind == "string" and i.importer == "paper_figures.build" and i.target == "paper_figures" for i in imports
+    )  # f-string
     assert any(not i.module_level for i in imports)
     assert len(source_files()) > 50
 
@@ -316,10 +338,17 @@ def test_no_private_imports_across_packages(imports):
 # --- the rules catch what they claim to (synthetic sources) ------------------------------------
 
 _FAKE = {
-    "frcore": "frcore/__init__.py", "frcore._x": "frcore/_x.py", "frcore.bank": "frcore/bank/__init__.py",
-    "frcore.bank._b": "frcore/bank/_b.py", "frcore.bench": "frcore/bench/__init__.py", "frcore.bench.cli": "frcore/bench/cli.py",
-    "frcore.bench.locomo": "frcore/bench/locomo.py", "theory": "theory/__init__.py", "theory.t": "theory/t.py",
-    "experiments": "experiments/__init__.py", "experiments.e": "experiments/e.py",
+    "frcore": "frcore/__init__.py",
+    "frcore._x": "frcore/_x.py",
+    "frcore.bank": "frcore/bank/__init__.py",
+    "frcore.bank._b": "frcore/bank/_b.py",
+    "frcore.bench": "frcore/bench/__init__.py",
+    "frcore.bench.cli": "frcore/bench/cli.py",
+    "frcore.bench.locomo": "frcore/bench/locomo.py",
+    "theory": "theory/__init__.py",
+    "theory.t": "theory/t.py",
+    "experiments": "experiments/__init__.py",
+    "experiments.e": "experiments/e.py",
 }
 
 
@@ -327,14 +356,17 @@ def _fake(name: str, source: str) -> list[Import]:
     return imports_of(name, source, {k: Path(v) for k, v in _FAKE.items()})
 
 
-@pytest.mark.parametrize("source", [
-    "import theory.t",
-    "from theory import t",
-    "def f():\n    from experiments.e import g\n",
-    "import importlib\nimportlib.import_module('theory.t')",
-    "import importlib\nname = 'x'\nimportlib.import_module(f'experiments.{name}')",
-    "COMMANDS = {'theory': 'theory.t'}",
-])
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import theory.t",
+        "from theory import t",
+        "def f():\n    from experiments.e import g\n",
+        "import importlib\nimportlib.import_module('theory.t')",
+        "import importlib\nname = 'x'\nimportlib.import_module(f'experiments.{name}')",
+        "COMMANDS = {'theory': 'theory.t'}",
+    ],
+)
 def test_layer_rule_catches(source):
     assert layer_violations(_fake("frcore._x", source))
 

@@ -9,12 +9,11 @@ from __future__ import annotations
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from hypothesis import assume, example, given, settings
-from hypothesis import strategies as st
+from helpers import assert_allclose
+from hypothesis import assume, example, given, settings, strategies as st
+from strategies import CONFIGS, WINDOW, candidate_arrays, f32, params, queries, weight_rows
 
 import frcore as fr
-from helpers import assert_allclose
-from strategies import CONFIGS, WINDOW, candidate_arrays, f32, params, queries, weight_rows
 
 C = fr.N_CATEGORIES
 PAD = 16  # one shape for every property below: one compile per config
@@ -164,7 +163,10 @@ def test_floor_and_numeric_rescue_only_ever_raise_the_blend(p, raw):
     # different configs compile to different fusions: allow an ulp (found: 0.8467285 vs 0.84672856)
     assert np.all(full >= no_floor * (1 - EPS32)) and np.all(full >= no_rescue * (1 - EPS32))
     sim = np.asarray(c.sim)
-    assert np.all(full[sim >= 0.95] >= (np.asarray(p.floors)[np.argmax(np.asarray(c.weights), 1)] * sim)[sim >= 0.95] * (1 - EPS32))
+    assert np.all(
+        full[sim >= 0.95]
+        >= (np.asarray(p.floors)[np.argmax(np.asarray(c.weights), 1)] * sim)[sim >= 0.95] * (1 - EPS32)
+    )
 
 
 @settings(max_examples=40)
@@ -223,10 +225,14 @@ def test_numeric_edges_are_exempt_from_supersession_and_expiry(raw, intent):
     t = fr.score_candidates(fr.default_params(), fr.make_query(int(intent)), _cands(raw))
     assert np.all(np.isfinite(np.asarray(t.total)[:k]))
     # admitted only through the exemption: demoted by log ω_num (< 0), never promoted
-    np.testing.assert_allclose(np.asarray(t.exemption)[:k], np.log(float(fr.default_params().numeric_exempt_weight)), rtol=1e-6)
+    np.testing.assert_allclose(
+        np.asarray(t.exemption)[:k], np.log(float(fr.default_params().numeric_exempt_weight)), rtol=1e-6
+    )
     t_hist = fr.score_candidates(fr.default_params(), fr.make_query("historical"), _cands(raw))
     assert np.all(np.asarray(t_hist.exemption) == 0.0)  # historical admits them on its own
-    t_off = fr.score_candidates(fr.default_params(), fr.make_query(int(intent)), _cands(raw), CONFIGS["no-numeric-exemption"])
+    t_off = fr.score_candidates(
+        fr.default_params(), fr.make_query(int(intent)), _cands(raw), CONFIGS["no-numeric-exemption"]
+    )
     assert np.all(np.isneginf(np.asarray(t_off.total)[:k]))
 
 
@@ -248,10 +254,17 @@ def test_lifecycle_off_admits_every_real_row(raw, q):
 @given(p=params(), raw=candidate_arrays(1, 12), q=queries())
 def test_total_is_the_sum_of_the_named_terms(config_id, p, raw, q):
     t = fr.score_candidates(p, q, _cands(raw), CONFIGS[config_id])
-    parts = (np.asarray(t.log_blend) + np.asarray(t.routing) + np.asarray(t.supersession) + np.asarray(t.mask)
-             + np.asarray(t.exemption))
+    parts = (
+        np.asarray(t.log_blend)
+        + np.asarray(t.routing)
+        + np.asarray(t.supersession)
+        + np.asarray(t.mask)
+        + np.asarray(t.exemption)
+    )
     assert_allclose(t.total, parts, name="total")
-    np.testing.assert_allclose(np.asarray(t.log_blend), np.log(np.maximum(np.asarray(t.blend, np.float64), 1e-12)), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        np.asarray(t.log_blend), np.log(np.maximum(np.asarray(t.blend, np.float64), 1e-12)), rtol=1e-5, atol=1e-6
+    )
     assert np.all(np.asarray(t.routing) >= 0) and np.all(np.asarray(t.supersession) <= 0)
     assert np.all(np.asarray(t.exemption) <= 0)
     assert set(np.unique(np.asarray(t.mask))) <= {0.0, -np.inf}
@@ -273,7 +286,12 @@ def test_supersession_weight_only_for_contested_and_monotone_in_confidence(raw, 
 
 
 @settings(max_examples=30)
-@given(raw=candidate_arrays(1, 12), r=st.lists(f32(0.0, 1.0), min_size=C, max_size=C), extra=f32(0.0, 1.0), c=st.integers(0, C - 1))
+@given(
+    raw=candidate_arrays(1, 12),
+    r=st.lists(f32(0.0, 1.0), min_size=C, max_size=C),
+    extra=f32(0.0, 1.0),
+    c=st.integers(0, C - 1),
+)
 def test_routing_term_non_decreasing_in_routing_weight(raw, r, extra, c):
     r1 = np.asarray(r)
     r2 = r1.copy()
@@ -297,7 +315,9 @@ def test_scores_invariant_to_permuting_candidates(data, p, q, top):
     t = fr.score_candidates(p, q, _cands(raw))
     tp = fr.score_candidates(p, q, _cands(permuted))
     for name in fr.ScoreTerms._fields:
-        np.testing.assert_array_equal(np.asarray(getattr(tp, name))[:k], np.asarray(getattr(t, name))[:k][perm], err_msg=name)
+        np.testing.assert_array_equal(
+            np.asarray(getattr(tp, name))[:k], np.asarray(getattr(t, name))[:k][perm], err_msg=name
+        )
 
 
 @settings(max_examples=40)

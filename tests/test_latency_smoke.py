@@ -9,7 +9,17 @@ import pytest
 from experiments.latency import IMPLS, run_latency
 from frcore.cli import main
 
-KEYS = {"results", "other_dispatch", "slope_ns", "batched", "compile_s", "compilations", "dispatch_floor", "paper", "machine"}
+KEYS = {
+    "results",
+    "other_dispatch",
+    "slope_ns",
+    "batched",
+    "compile_s",
+    "compilations",
+    "dispatch_floor",
+    "paper",
+    "machine",
+}
 
 
 def _check_shape(res: dict, ks: list[int]) -> None:
@@ -28,12 +38,18 @@ def _check_shape(res: dict, ks: list[int]) -> None:
     assert set(b) == {"B", "k", "scores_per_s"} and (b["B"], b["k"]) == (1000, 20) and b["scores_per_s"] > 0
     assert isinstance(res["compile_s"], float) and res["compile_s"] > 0
     assert isinstance(res["compilations"], int)
-    assert sorted(d["k"] for d in res["dispatch_floor"]) == sorted(ks) and all(d["median_us"] > 0 for d in res["dispatch_floor"])
+    assert sorted(d["k"] for d in res["dispatch_floor"]) == sorted(ks) and all(
+        d["median_us"] > 0 for d in res["dispatch_floor"]
+    )
     assert isinstance(res["machine"], dict) and res["machine"]["backend"]
     other = res["other_dispatch"]  # the jitted rows in the other CPU dispatch mode (child process)
     assert {res["machine"]["cpu_dispatch"], other["cpu_dispatch"]} == {"sync", "async"}
-    assert sorted((r["impl"], r["k"]) for r in other["results"]) == sorted((i, k) for i in ("jax", "jax_from_numpy") for k in ks)
-    assert all(r["median_us"] > 0 for r in other["results"]) and sorted(d["k"] for d in other["dispatch_floor"]) == sorted(ks)
+    assert sorted((r["impl"], r["k"]) for r in other["results"]) == sorted(
+        (i, k) for i in ("jax", "jax_from_numpy") for k in ks
+    )
+    assert all(r["median_us"] > 0 for r in other["results"]) and sorted(
+        d["k"] for d in other["dispatch_floor"]
+    ) == sorted(ks)
 
 
 def test_run_latency_tiny_grid_shape():

@@ -15,13 +15,25 @@ from experiments.reproduce import exit_code
 
 
 def _metrics(p, hit1=0.3):
-    return {"pass": p, "staleness": 0.1, "hit@1": hit1, "hit@5": 0.5, "hit@10": 0.6, "mrr": 0.4, "pse": 0.0, "wsr": 0.1, "n": 10}
+    return {
+        "pass": p,
+        "staleness": 0.1,
+        "hit@1": hit1,
+        "hit@5": 0.5,
+        "hit@10": 0.6,
+        "mrr": 0.4,
+        "pse": 0.0,
+        "wsr": 0.1,
+        "n": 10,
+    }
 
 
 def _questions(system, avs_passed):
     """Per-question records: avs_passed = [(attack vector, passed), ...]."""
-    return [{"system": system, "persona": "p", "id": f"q{i}", "attack_vector": f"{av}_x", "passed": ok, "terms": []}
-            for i, (av, ok) in enumerate(avs_passed)]
+    return [
+        {"system": system, "persona": "p", "id": f"q{i}", "attack_vector": f"{av}_x", "passed": ok, "terms": []}
+        for i, (av, ok) in enumerate(avs_passed)
+    ]
 
 
 STATIC = [("AV3", True)] * 10 + [("AV5", True)] * 10 + [("AV8", True)] * 10 + [("AV1", True)] * 10
@@ -36,25 +48,82 @@ def base_results() -> dict:
             qs += _questions(s, STATIC)
         else:  # every other system fails the 10 AV1 questions fr-full passes
             qs += _questions(s, STATIC[:30] + [("AV1", False)] * 10)
-    systems = {s: {"overall": _metrics(0.8 if s == "fr-full" else 0.6, hit1=0.31 if s == "fr-full" else 0.19),
-                   "per_av": {av: _metrics(1.0) for av in ("AV1", "AV3", "AV5", "AV8")}} for s in sysnames}
+    systems = {
+        s: {
+            "overall": _metrics(0.8 if s == "fr-full" else 0.6, hit1=0.31 if s == "fr-full" else 0.19),
+            "per_av": {av: _metrics(1.0) for av in ("AV1", "AV3", "AV5", "AV8")},
+        }
+        for s in sysnames
+    }
     return {
-        "latency.json": {"results": [{"impl": "jax", "k": k, "median_us": 10 + 0.01 * k} for k in (1, 10, 20, 100, 500, 1000)],
-                         "slope_ns": {"jax": 10.0}, "dispatch_floor": [{"k": 20, "median_us": 9.0}]},
-        "sweep_multiplier.json": {"n_whole_range": 10, "per_category": {
-            **{f"C{i}": {"jaccard": [1.0], "feasible": [0.25, 4.0], "whole_range": True} for i in range(10)},
-            "RELATIONAL_BONDS": {"jaccard": [0.9], "feasible": [0.33, 4.0], "whole_range": False}}},
-        "sweep_labels.json": {"summary": {"label_pair": {"0.1": {"jaccard": [0.97, 0], "tau": [0.99, 0], "displaced_per_query": [0.3, 0]},
-                                                         "0.5": {"jaccard": [0.90, 0], "tau": [0.90, 0], "displaced_per_query": [1.0, 0]}}}},
-        "sweep_noise.json": {"summary": {"slot_key": {"0.1": {"tau": [0.999, 0], "jaccard": [0.9, 0]}, "0.3": {"tau": [0.995, 0], "jaccard": [0.77, 0]}}}},
-        "sweep_granularity.json": {"rows": [{"k": k, "pass": min(0.5 + 0.02 * k, 0.64)} for k in range(1, 12)], "cognitive_3": {"pass": 0.5}},
-        "sweep_alpha.json": {"fine": {"bonferroni_threshold": 0.0056, "rows": [{"alpha": a, "mcnemar_p": 0.3, "significant_bonferroni": False} for a in (0.1, 0.2)]},
-                             "uniform_alpha_0.3_per_av": {"AV8": 0.125}, "fr_full_per_av": {"AV8": 0.9}},
+        "latency.json": {
+            "results": [{"impl": "jax", "k": k, "median_us": 10 + 0.01 * k} for k in (1, 10, 20, 100, 500, 1000)],
+            "slope_ns": {"jax": 10.0},
+            "dispatch_floor": [{"k": 20, "median_us": 9.0}],
+        },
+        "sweep_multiplier.json": {
+            "n_whole_range": 10,
+            "per_category": {
+                **{f"C{i}": {"jaccard": [1.0], "feasible": [0.25, 4.0], "whole_range": True} for i in range(10)},
+                "RELATIONAL_BONDS": {"jaccard": [0.9], "feasible": [0.33, 4.0], "whole_range": False},
+            },
+        },
+        "sweep_labels.json": {
+            "summary": {
+                "label_pair": {
+                    "0.1": {"jaccard": [0.97, 0], "tau": [0.99, 0], "displaced_per_query": [0.3, 0]},
+                    "0.5": {"jaccard": [0.90, 0], "tau": [0.90, 0], "displaced_per_query": [1.0, 0]},
+                }
+            }
+        },
+        "sweep_noise.json": {
+            "summary": {
+                "slot_key": {
+                    "0.1": {"tau": [0.999, 0], "jaccard": [0.9, 0]},
+                    "0.3": {"tau": [0.995, 0], "jaccard": [0.77, 0]},
+                }
+            }
+        },
+        "sweep_granularity.json": {
+            "rows": [{"k": k, "pass": min(0.5 + 0.02 * k, 0.64)} for k in range(1, 12)],
+            "cognitive_3": {"pass": 0.5},
+        },
+        "sweep_alpha.json": {
+            "fine": {
+                "bonferroni_threshold": 0.0056,
+                "rows": [{"alpha": a, "mcnemar_p": 0.3, "significant_bonferroni": False} for a in (0.1, 0.2)],
+            },
+            "uniform_alpha_0.3_per_av": {"AV8": 0.125},
+            "fr_full_per_av": {"AV8": 0.9},
+        },
         "sweep_holdout.json": {"calibrated_pass_test": 0.770, "default_pass_test": 0.768, "calibration_margin": 0.01},
         "bench.json": {"systems": systems, "questions": qs},
-        "theory.json": {"claims": [{"id": c, "paper": "p", "ours": f"ours {c}", "check": "pass", "verdict": "reproduced", "rule": "r",
-                                    "reason": "every part holds", "parts": [], "diagnosis": None}
-                                   for c in ("thm1", "thm2", "thm3p", "thm3pp", "a10_global_alpha", "a10_category_alpha", "a12_decomposition", "a5_partition", "a14_corpus")]},
+        "theory.json": {
+            "claims": [
+                {
+                    "id": c,
+                    "paper": "p",
+                    "ours": f"ours {c}",
+                    "check": "pass",
+                    "verdict": "reproduced",
+                    "rule": "r",
+                    "reason": "every part holds",
+                    "parts": [],
+                    "diagnosis": None,
+                }
+                for c in (
+                    "thm1",
+                    "thm2",
+                    "thm3p",
+                    "thm3pp",
+                    "a10_global_alpha",
+                    "a10_category_alpha",
+                    "a12_decomposition",
+                    "a5_partition",
+                    "a14_corpus",
+                )
+            ]
+        },
     }
 
 
@@ -72,7 +141,11 @@ def _rows(tmp, files) -> dict:
 def test_every_row_reproduced_on_the_constructed_results(tmp_path):
     rows = _rows(tmp_path, base_results())
     assert set(rows) == {r.id for r in ledger.LEDGER}
-    bad = {k: (r["check"], r["verdict"], r["reason"]) for k, r in rows.items() if (r["check"], r["verdict"]) != ("pass", "reproduced")}
+    bad = {
+        k: (r["check"], r["verdict"], r["reason"])
+        for k, r in rows.items()
+        if (r["check"], r["verdict"]) != ("pass", "reproduced")
+    }
     assert not bad
 
 
@@ -82,30 +155,97 @@ def _set(path):
         for k in head:
             d = d[k]
         d[last] = v
+
     return f
 
 
 # (row, mutation of the results, value, expected verdict)
 FLIPS = [
-    ("latency", lambda d: d["latency.json"]["results"].__setitem__(2, {"impl": "jax", "k": 20, "median_us": 47.5}), None, "partly reproduced"),
+    (
+        "latency",
+        lambda d: d["latency.json"]["results"].__setitem__(2, {"impl": "jax", "k": 20, "median_us": 47.5}),
+        None,
+        "partly reproduced",
+    ),
     ("latency", lambda d: d["latency.json"].__setitem__("slope_ns", {"jax": 1961.0}), None, "partly reproduced"),
-    ("latency", lambda d: d["latency.json"].__setitem__("results", [{"impl": "jax", "k": k, "median_us": 0.05 * k ** 1.3} for k in (1, 10, 20, 100, 500, 1000)]), None, "partly reproduced"),
+    (
+        "latency",
+        lambda d: d["latency.json"].__setitem__(
+            "results", [{"impl": "jax", "k": k, "median_us": 0.05 * k**1.3} for k in (1, 10, 20, 100, 500, 1000)]
+        ),
+        None,
+        "partly reproduced",
+    ),
     ("multiplier", lambda d: d["sweep_multiplier.json"].__setitem__("n_whole_range", 9), None, "not reproduced"),
-    ("multiplier", lambda d: d["sweep_multiplier.json"]["per_category"]["RELATIONAL_BONDS"].__setitem__("feasible", [0.5, 4.0]), None, "partly reproduced"),
-    ("labels", lambda d: d["sweep_labels.json"]["summary"]["label_pair"]["0.1"].__setitem__("jaccard", [0.953, 0]), None, "partly reproduced"),
-    ("slot_noise", lambda d: d["sweep_noise.json"]["summary"]["slot_key"]["0.3"].__setitem__("jaccard", [0.99, 0]), None, "not reproduced"),
-    ("slot_noise", lambda d: d["sweep_noise.json"]["summary"]["slot_key"]["0.3"].__setitem__("jaccard", [0.70, 0]), None, "partly reproduced"),
-    ("granularity", lambda d: d["sweep_granularity.json"].__setitem__("rows", [{"k": k, "pass": 0.5} for k in range(1, 12)]), None, "not reproduced"),
-    ("granularity", lambda d: d["sweep_granularity.json"].__setitem__("rows", [{"k": k, "pass": 0.5 + 0.02 * k} for k in range(1, 12)]), None, "partly reproduced"),
-    ("uniform_alpha_av8", lambda d: d["sweep_alpha.json"].__setitem__("uniform_alpha_0.3_per_av", {"AV8": 0.62}), None, "not reproduced"),
-    ("uniform_alpha_av8", lambda d: d["sweep_alpha.json"].__setitem__("uniform_alpha_0.3_per_av", {"AV8": 0.26}), None, "partly reproduced"),
-    ("alpha_bonferroni", lambda d: d["sweep_alpha.json"]["fine"]["rows"][0].__setitem__("significant_bonferroni", True), None, "not reproduced"),
+    (
+        "multiplier",
+        lambda d: d["sweep_multiplier.json"]["per_category"]["RELATIONAL_BONDS"].__setitem__("feasible", [0.5, 4.0]),
+        None,
+        "partly reproduced",
+    ),
+    (
+        "labels",
+        lambda d: d["sweep_labels.json"]["summary"]["label_pair"]["0.1"].__setitem__("jaccard", [0.953, 0]),
+        None,
+        "partly reproduced",
+    ),
+    (
+        "slot_noise",
+        lambda d: d["sweep_noise.json"]["summary"]["slot_key"]["0.3"].__setitem__("jaccard", [0.99, 0]),
+        None,
+        "not reproduced",
+    ),
+    (
+        "slot_noise",
+        lambda d: d["sweep_noise.json"]["summary"]["slot_key"]["0.3"].__setitem__("jaccard", [0.70, 0]),
+        None,
+        "partly reproduced",
+    ),
+    (
+        "granularity",
+        lambda d: d["sweep_granularity.json"].__setitem__("rows", [{"k": k, "pass": 0.5} for k in range(1, 12)]),
+        None,
+        "not reproduced",
+    ),
+    (
+        "granularity",
+        lambda d: d["sweep_granularity.json"].__setitem__(
+            "rows", [{"k": k, "pass": 0.5 + 0.02 * k} for k in range(1, 12)]
+        ),
+        None,
+        "partly reproduced",
+    ),
+    (
+        "uniform_alpha_av8",
+        lambda d: d["sweep_alpha.json"].__setitem__("uniform_alpha_0.3_per_av", {"AV8": 0.62}),
+        None,
+        "not reproduced",
+    ),
+    (
+        "uniform_alpha_av8",
+        lambda d: d["sweep_alpha.json"].__setitem__("uniform_alpha_0.3_per_av", {"AV8": 0.26}),
+        None,
+        "partly reproduced",
+    ),
+    (
+        "alpha_bonferroni",
+        lambda d: d["sweep_alpha.json"]["fine"]["rows"][0].__setitem__("significant_bonferroni", True),
+        None,
+        "not reproduced",
+    ),
     ("holdout", lambda d: d["sweep_holdout.json"].__setitem__("calibrated_pass_test", 0.80), None, "not reproduced"),
-    ("floors", lambda d: d["bench.json"]["systems"]["fr-no-floors"]["overall"].__setitem__("hit@1", 0.27), None, "not reproduced"),
+    (
+        "floors",
+        lambda d: d["bench.json"]["systems"]["fr-no-floors"]["overall"].__setitem__("hit@1", 0.27),
+        None,
+        "not reproduced",
+    ),
 ]
 
 
-@pytest.mark.parametrize("row, mutate, _v, expected", FLIPS, ids=[f"{r}-{e}-{i}" for i, (r, _, __, e) in enumerate(FLIPS)])
+@pytest.mark.parametrize(
+    "row, mutate, _v, expected", FLIPS, ids=[f"{r}-{e}-{i}" for i, (r, _, __, e) in enumerate(FLIPS)]
+)
 def test_row_verdict_flips_across_its_rule(tmp_path, row, mutate, _v, expected):
     files = copy.deepcopy(base_results())
     mutate(files)
@@ -167,13 +307,28 @@ def test_theory_rows_carry_the_claims_results(tmp_path):
     assert c["id"] == "a10_category_alpha"
     c.update(verdict="not reproduced", reason="joint program infeasible", diagnosis={"summary": "the score"})
     r = _rows(tmp_path, files)["a10_category_alpha"]
-    assert (r["verdict"], r["reason"], r["diagnosis"]["summary"]) == ("not reproduced", "joint program infeasible", "the score")
+    assert (r["verdict"], r["reason"], r["diagnosis"]["summary"]) == (
+        "not reproduced",
+        "joint program infeasible",
+        "the score",
+    )
 
 
 def test_verdict_table_lists_rows_then_other_claims(tmp_path):
     files = base_results()
-    files["theory.json"]["claims"].append({"id": "a6_gap", "paper": "36.9% | 10.1%", "ours": "x", "check": "pass", "verdict": "not reproduced",
-                                           "rule": "r", "reason": "equal", "parts": [], "diagnosis": {"summary": "one-hot"}})
+    files["theory.json"]["claims"].append(
+        {
+            "id": "a6_gap",
+            "paper": "36.9% | 10.1%",
+            "ours": "x",
+            "check": "pass",
+            "verdict": "not reproduced",
+            "rule": "r",
+            "reason": "equal",
+            "parts": [],
+            "diagnosis": {"summary": "one-hot"},
+        }
+    )
     rows = ledger.evaluate(_write(tmp_path, files))
     lines = ledger.verdict_table(rows, files["theory.json"]["claims"])
     assert lines[0] == "| claim | paper | ours | check | verdict | reason |"

@@ -11,8 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from frcore import State
@@ -75,7 +74,11 @@ RULE_CASES = {
     "expiry-obligations": ([fact("a", 0, cat="OBLIGATIONS", event=5)], 10, [E]),
     "expiry-event-ahead": ([fact("a", 0, cat="OBLIGATIONS", event=15)], 10, [A]),
     "expiry-not-for-other-categories": ([fact("a", 0, cat="HEALTH_WELLBEING", event=5)], 10, [A]),
-    "retracted-edge-supersedes-nothing": ([fact("a", 0, "s"), fact("b", 5, "s"), fact("c", 6, retracts=["b"])], 10, [A, R, A]),
+    "retracted-edge-supersedes-nothing": (
+        [fact("a", 0, "s"), fact("b", 5, "s"), fact("c", 6, retracts=["b"])],
+        10,
+        [A, R, A],
+    ),
     "retracting-a-retraction-restores-nothing": (
         [fact("a", 0), fact("b", 2, retracts=["a"]), fact("c", 4, retracts=["b"])],
         10,
@@ -101,8 +104,13 @@ def test_retract_transition_effective_time():
 
 def test_primary_category_decides_expiry():
     mixed = lambda fid, w: parse_fact(  # noqa: E731
-        {"id": fid, "text": "x", "said_at": day(0), "event_time": day(2),
-         "categories": {"LOGISTICAL_CONTEXT": w, "RELATIONAL_BONDS": 1 - w}}
+        {
+            "id": fid,
+            "text": "x",
+            "said_at": day(0),
+            "event_time": day(2),
+            "categories": {"LOGISTICAL_CONTEXT": w, "RELATIONAL_BONDS": 1 - w},
+        }
     )
     assert states([mixed("a", 0.6), mixed("b", 0.4)], 10) == [E, A]
     # tie: first in table order (RELATIONAL_BONDS before LOGISTICAL_CONTEXT) is primary
@@ -188,13 +196,51 @@ ROLES = ["stable", "superseded", "superseding", "expiring", "retracted", "retrac
 
 def _raw_history():
     return [
-        {"id": "a", "text": "works at Acme", "categories": {"PROJECTS_ENDEAVORS": 1.0}, "said_at": "2025-01-01", "slot": "employer"},
-        {"id": "b", "text": "works at Beta", "categories": {"PROJECTS_ENDEAVORS": 1.0}, "said_at": "2025-03-01", "slot": "employer", "links": {"supersedes": "a"}},
-        {"id": "c", "text": "dentist June 2", "categories": {"LOGISTICAL_CONTEXT": 1.0}, "said_at": "2025-05-01", "event_time": "2025-06-02"},
+        {
+            "id": "a",
+            "text": "works at Acme",
+            "categories": {"PROJECTS_ENDEAVORS": 1.0},
+            "said_at": "2025-01-01",
+            "slot": "employer",
+        },
+        {
+            "id": "b",
+            "text": "works at Beta",
+            "categories": {"PROJECTS_ENDEAVORS": 1.0},
+            "said_at": "2025-03-01",
+            "slot": "employer",
+            "links": {"supersedes": "a"},
+        },
+        {
+            "id": "c",
+            "text": "dentist June 2",
+            "categories": {"LOGISTICAL_CONTEXT": 1.0},
+            "said_at": "2025-05-01",
+            "event_time": "2025-06-02",
+        },
         {"id": "d", "text": "wants a dog", "categories": {"PREFERENCES_HABITS": 1.0}, "said_at": "2025-02-01"},
-        {"id": "e", "text": "no dog after all", "categories": {"PREFERENCES_HABITS": 1.0}, "said_at": "2025-04-01", "links": {"retracts": ["d"]}},
-        {"id": "f", "text": "might move", "categories": {"LOGISTICAL_CONTEXT": 1.0}, "said_at": "2025-04-01", "slot": "city", "confidence": 0.4},
-        {"id": "g", "text": "lives in Austin", "categories": {"LOGISTICAL_CONTEXT": 1.0}, "said_at": "2025-01-01", "slot": "city"},
+        {
+            "id": "e",
+            "text": "no dog after all",
+            "categories": {"PREFERENCES_HABITS": 1.0},
+            "said_at": "2025-04-01",
+            "links": {"retracts": ["d"]},
+        },
+        {
+            "id": "f",
+            "text": "might move",
+            "categories": {"LOGISTICAL_CONTEXT": 1.0},
+            "said_at": "2025-04-01",
+            "slot": "city",
+            "confidence": 0.4,
+        },
+        {
+            "id": "g",
+            "text": "lives in Austin",
+            "categories": {"LOGISTICAL_CONTEXT": 1.0},
+            "said_at": "2025-01-01",
+            "slot": "city",
+        },
     ]
 
 
@@ -231,12 +277,15 @@ def model_states(facts: list[dict], retractions: list[tuple[str, int]], at: int)
         return (x["day"], order[x["id"]]) > (y["day"], order[y["id"]])
 
     retracted = {
-        fid for fid in seen
-        if any(fid in g["links"].get("retracts", ()) for g in seen.values()) or any(r == fid and d <= at for r, d in retractions)
+        fid
+        for fid in seen
+        if any(fid in g["links"].get("retracts", ()) for g in seen.values())
+        or any(r == fid and d <= at for r, d in retractions)
     }
     live = {fid: f for fid, f in seen.items() if fid not in retracted}
     slot_sup = {
-        fid for fid, f in live.items()
+        fid
+        for fid, f in live.items()
         if f["slot"] and any(g["slot"] == f["slot"] and later(g, f) and g["conf"] >= THRESHOLD for g in live.values())
     }
     superseded = set(slot_sup)
@@ -262,7 +311,12 @@ def model_states(facts: list[dict], retractions: list[tuple[str, int]], at: int)
     expired = {fid for fid, f in live.items() if f["event"] is not None and f["event"] < at and f["cat"] in EXPIRING}
     out = {}
     for fid in seen:
-        for name, group in (("RETRACTED", retracted), ("SUPERSEDED", superseded), ("EXPIRED", expired), ("CONTESTED", contested)):
+        for name, group in (
+            ("RETRACTED", retracted),
+            ("SUPERSEDED", superseded),
+            ("EXPIRED", expired),
+            ("CONTESTED", contested),
+        ):
             if fid in group:
                 out[fid] = name
                 break
@@ -306,9 +360,14 @@ class LifecycleMachine(RuleBasedStateMachine):
         for f in self.facts:
             recs.append(
                 FactRecord(
-                    id=f["id"], text=f"fact {f['id']}", categories={f["cat"]: 1.0}, said_at=day(f["day"]),
-                    event_time=None if f["event"] is None else day(f["event"]), slot=f["slot"],
-                    confidence=f["conf"], numeric=False,
+                    id=f["id"],
+                    text=f"fact {f['id']}",
+                    categories={f["cat"]: 1.0},
+                    said_at=day(f["day"]),
+                    event_time=None if f["event"] is None else day(f["event"]),
+                    slot=f["slot"],
+                    confidence=f["conf"],
+                    numeric=False,
                     links={k: tuple(v) for k, v in f["links"].items()},
                 )
             )
@@ -337,7 +396,14 @@ TestLifecycleMachine = LifecycleMachine.TestCase
 def test_model_matches_hand_cases():
     """The model itself agrees with a few hand-built histories (so it is not vacuous)."""
     f = lambda fid, d, slot=None, conf=1.0, **links: {  # noqa: E731
-        "id": fid, "day": d, "slot": slot, "conf": conf, "cat": "PREFERENCES_HABITS", "event": None, "links": links}
+        "id": fid,
+        "day": d,
+        "slot": slot,
+        "conf": conf,
+        "cat": "PREFERENCES_HABITS",
+        "event": None,
+        "links": links,
+    }
     assert model_states([f("a", 0, "s"), f("b", 5, "s", 0.4)], [], 10) == {"a": "CONTESTED", "b": "CONTESTED"}
     assert model_states([f("a", 0, "s"), f("b", 5, "s")], [], 10) == {"a": "SUPERSEDED", "b": "ACTIVE"}
     assert model_states([f("a", 0), f("b", 5, retracts=["a"])], [], 10) == {"a": "RETRACTED", "b": "ACTIVE"}
@@ -346,8 +412,15 @@ def test_model_matches_hand_cases():
 # ----------------------------------------------------------------------------- real data
 
 ROLE_TO_STATE = {
-    "superseded": S, "contradicted": S, "retracted": R, "tentative": C, "ambiguous_existing": C,
-    "stable": A, "superseding": A, "contradicting": A, "retraction": A,
+    "superseded": S,
+    "contradicted": S,
+    "retracted": R,
+    "tentative": C,
+    "ambiguous_existing": C,
+    "stable": A,
+    "superseding": A,
+    "contradicting": A,
+    "retraction": A,
 }
 PERSONAS = sorted(DATA.glob("*.json")) if DATA.is_dir() else []
 

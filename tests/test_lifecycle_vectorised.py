@@ -11,14 +11,12 @@ from datetime import datetime, timedelta
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
+from lifecycle_oracle import derive_states_loop
 
-from frcore import CATEGORY_NAMES
 from frcore.bank._facts import FactRecord
 from frcore.bank._lifecycle import Transition, derive_states
 from frcore.bank._store import Store, synthetic_facts
-from lifecycle_oracle import derive_states_loop
 
 T0 = datetime(2025, 1, 1)
 CATS = ["PREFERENCES_HABITS", "OBLIGATIONS", "LOGISTICAL_CONTEXT", "RELATIONAL_BONDS"]
@@ -40,14 +38,21 @@ def histories(draw, max_n: int = 30):
         links: dict[str, tuple[str, ...]] = {}
         for _ in range(draw(st.integers(0, 2))):
             kind = draw(st.sampled_from(KINDS))
-            target = draw(st.one_of(st.integers(0, max(n - 1, 0)).map(lambda j: f"e{j}"), st.just("gone"), st.just(f"e{i}")))
+            target = draw(
+                st.one_of(st.integers(0, max(n - 1, 0)).map(lambda j: f"e{j}"), st.just("gone"), st.just(f"e{i}"))
+            )
             links[kind] = links.get(kind, ()) + (target,)
         edges.append(
             FactRecord(
-                id=f"e{i}", text=f"fact {i}", categories=cats, said_at=said,
+                id=f"e{i}",
+                text=f"fact {i}",
+                categories=cats,
+                said_at=said,
                 event_time=None if event is None else said + timedelta(hours=event),
                 slot=draw(st.one_of(st.none(), st.integers(0, n_slots - 1).map(lambda s: f"s{s}"))),
-                confidence=draw(st.sampled_from([1.0, 0.9, 0.7, 0.6999, 0.4, 0.0])), numeric=False, links=links,
+                confidence=draw(st.sampled_from([1.0, 0.9, 0.7, 0.6999, 0.4, 0.0])),
+                numeric=False,
+                links=links,
             )
         )
     trs = [
@@ -76,7 +81,9 @@ def test_vectorised_equals_the_loop_on_a_synthetic_bank():
         if i > 10 and i % 7 == 0:
             f["links"] = {KINDS[i % 4]: f"bench.{i - 1 - i % 9}"}
     edges = [parse_fact(f) for f in facts]
-    trs = [Transition(f"bench.{j}", "retract", datetime(2024, 6, 1) + timedelta(days=j % 300)) for j in range(0, 3000, 97)]
+    trs = [
+        Transition(f"bench.{j}", "retract", datetime(2024, 6, 1) + timedelta(days=j % 300)) for j in range(0, 3000, 97)
+    ]
     seen = set()
     for at in (datetime(2023, 12, 1), datetime(2024, 3, 1), datetime(2024, 9, 1, 13, 30), datetime(2026, 1, 1)):
         new = derive_states(edges, at, trs)

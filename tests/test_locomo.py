@@ -19,7 +19,20 @@ from frcore.bench import locomo as L
 
 REAL = L.DEFAULT_DATA
 needs_data = pytest.mark.skipif(not REAL.is_file(), reason=f"LoCoMo data not found at {REAL}")
-MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"]
+MONTHS = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+]
 
 
 # --------------------------------------------------------------------------- a tiny hand-made LoCoMo
@@ -40,7 +53,14 @@ def tiny() -> list[dict]:
             "session_1": [
                 _turn("Ann", "D1:1", "I adopted a greyhound called Pixel last week."),
                 _turn("Bob", "D1:2", "Lovely! I just started pottery classes downtown."),
-                _turn("Ann", "D1:3", "Look at this.", img_url=["x"], blip_caption="a photo of a dog on a beach", query="dog beach"),
+                _turn(
+                    "Ann",
+                    "D1:3",
+                    "Look at this.",
+                    img_url=["x"],
+                    blip_caption="a photo of a dog on a beach",
+                    query="dog beach",
+                ),
             ],
             "session_2_date_time": "10:04 am on 19 June, 2023",
             "session_2": [
@@ -51,11 +71,36 @@ def tiny() -> list[dict]:
             "session_3_date_time": "8:00 pm on 1 December, 2023",  # an orphan date: no session_3 list
         },
         "qa": [
-            {"question": "What is the name of Ann's greyhound?", "answer": "Pixel", "evidence": ["D1:1"], "category": 4},
-            {"question": "Which classes did Bob start and how are his vases?", "answer": "pottery", "evidence": ["D1:2", "D2:1", "D1:2"], "category": 1},
-            {"question": "When is Bob flying to Lisbon?", "answer": 2023, "evidence": ["D2:3", "D9:9", "D2:3; D1:1"], "category": 2},
-            {"question": "Would Ann enjoy a beach trip with her dog?", "answer": "Likely yes", "evidence": [], "category": 3},
-            {"question": "What did Bob's greyhound catch?", "adversarial_answer": "a frisbee", "evidence": ["D2:2", "D"], "category": 5},
+            {
+                "question": "What is the name of Ann's greyhound?",
+                "answer": "Pixel",
+                "evidence": ["D1:1"],
+                "category": 4,
+            },
+            {
+                "question": "Which classes did Bob start and how are his vases?",
+                "answer": "pottery",
+                "evidence": ["D1:2", "D2:1", "D1:2"],
+                "category": 1,
+            },
+            {
+                "question": "When is Bob flying to Lisbon?",
+                "answer": 2023,
+                "evidence": ["D2:3", "D9:9", "D2:3; D1:1"],
+                "category": 2,
+            },
+            {
+                "question": "Would Ann enjoy a beach trip with her dog?",
+                "answer": "Likely yes",
+                "evidence": [],
+                "category": 3,
+            },
+            {
+                "question": "What did Bob's greyhound catch?",
+                "adversarial_answer": "a frisbee",
+                "evidence": ["D2:2", "D"],
+                "category": 5,
+            },
             {"question": "Where does Ann's dog play?", "answer": "park", "evidence": ["D:2:2"], "category": 4},
         ],
     }
@@ -71,7 +116,12 @@ def tiny() -> list[dict]:
             ],
         },
         "qa": [
-            {"question": "What did Cy plant in the garden?", "answer": "tomatoes and basil", "evidence": ["D1:1"], "category": 4},
+            {
+                "question": "What did Cy plant in the garden?",
+                "answer": "tomatoes and basil",
+                "evidence": ["D1:1"],
+                "category": 4,
+            },
             {"question": "Which marathon is Di training for?", "answer": "Berlin", "evidence": ["D1:2"], "category": 2},
         ],
     }
@@ -88,10 +138,18 @@ def test_real_counts_match_the_readme():
     assert (c["conversations"], c["sessions"], c["turns"], c["qa"]) == (10, 272, 5882, 1986)
     assert c["qa_per_category"] == {"1": 282, "2": 321, "3": 96, "4": 841, "5": 446}
     assert all(19 <= len(conv.sessions) <= 32 for conv in d.conversations)
-    raw = [t for conv in json.loads(REAL.read_text()) for k, v in conv["conversation"].items() if re.fullmatch(r"session_\d+", k) for t in v]
+    raw = [
+        t
+        for conv in json.loads(REAL.read_text())
+        for k, v in conv["conversation"].items()
+        if re.fullmatch(r"session_\d+", k)
+        for t in v
+    ]
     assert sum(1 for t in raw if "img_url" in t) == 910  # README: 910 turns carry an image URL
     # every turn with a caption (some have no URL) carries it as "[shares ...]"
-    assert sum(1 for conv in d.conversations for t in conv.turns if "[shares " in t.text) == sum(1 for t in raw if t.get("blip_caption"))
+    assert sum(1 for conv in d.conversations for t in conv.turns if "[shares " in t.text) == sum(
+        1 for t in raw if t.get("blip_caption")
+    )
 
 
 @needs_data
@@ -168,14 +226,29 @@ def _mutate(fn):
 BAD_CASES = {
     "category-6": (lambda d: d[0]["qa"][1].update(category=6), r"conv-a.*qa\[1\].*category"),
     "category-str": (lambda d: d[1]["qa"][0].update(category="4"), r"conv-b.*qa\[0\].*category"),
-    "duplicate-dia": (lambda d: d[0]["conversation"]["session_2"][1].update(dia_id="D1:1"), r"conv-a.*session_2\[1\].*duplicate dia_id 'D1:1'"),
-    "bad-date": (lambda d: d[1]["conversation"].update(session_1_date_time="sometime in May"), r"conv-b.*session_1_date_time.*'sometime in May'"),
-    "missing-date": (lambda d: d[1]["conversation"].pop("session_1_date_time"), r"conv-b.*session_1_date_time.*missing"),
-    "missing-speaker": (lambda d: d[0]["conversation"]["session_1"][0].pop("speaker"), r"conv-a.*session_1\[0\].*speaker"),
+    "duplicate-dia": (
+        lambda d: d[0]["conversation"]["session_2"][1].update(dia_id="D1:1"),
+        r"conv-a.*session_2\[1\].*duplicate dia_id 'D1:1'",
+    ),
+    "bad-date": (
+        lambda d: d[1]["conversation"].update(session_1_date_time="sometime in May"),
+        r"conv-b.*session_1_date_time.*'sometime in May'",
+    ),
+    "missing-date": (
+        lambda d: d[1]["conversation"].pop("session_1_date_time"),
+        r"conv-b.*session_1_date_time.*missing",
+    ),
+    "missing-speaker": (
+        lambda d: d[0]["conversation"]["session_1"][0].pop("speaker"),
+        r"conv-a.*session_1\[0\].*speaker",
+    ),
     "missing-question": (lambda d: d[1]["qa"][1].pop("question"), r"conv-b.*qa\[1\].*question"),
     "evidence-not-list": (lambda d: d[1]["qa"][1].update(evidence="D1:2"), r"conv-b.*qa\[1\].*evidence"),
     "duplicate-sample": (lambda d: d[1].update(sample_id="conv-a"), r"conversations\[1\].*duplicate sample_id"),
-    "no-sessions": (lambda d: [d[1]["conversation"].pop(k) for k in ("session_1", "session_1_date_time")], r"conv-b.*no session"),
+    "no-sessions": (
+        lambda d: [d[1]["conversation"].pop(k) for k in ("session_1", "session_1_date_time")],
+        r"conv-b.*no session",
+    ),
 }
 
 
@@ -212,7 +285,9 @@ def test_parse_session_date_table(text, expected):
     assert L.parse_session_date(text) == expected
 
 
-@pytest.mark.parametrize("text", ["", "8 May 2023", "25:00 pm on 8 May, 2023", "1:56 pm on 30 February, 2023", None, 20230508])
+@pytest.mark.parametrize(
+    "text", ["", "8 May 2023", "25:00 pm on 8 May, 2023", "1:56 pm on 30 February, 2023", None, 20230508]
+)
 def test_parse_session_date_rejects(text):
     with pytest.raises(ValueError, match="where-field"):
         L.parse_session_date(text, "where-field")
@@ -248,7 +323,10 @@ def test_recall_and_all_evidence_by_hand(ranked, evidence, k, recall, all_):
     assert L.all_evidence(ranked, evidence, k) is all_
 
 
-@pytest.mark.parametrize("evidence,k,pattern", [([], 5, "evidence: empty"), ("D1:1", 5, "evidence: .*single string"), (["a"], 0, "k: "), (["a"], True, "k: ")])
+@pytest.mark.parametrize(
+    "evidence,k,pattern",
+    [([], 5, "evidence: empty"), ("D1:1", 5, "evidence: .*single string"), (["a"], 0, "k: "), (["a"], True, "k: ")],
+)
 def test_metric_rejects(evidence, k, pattern):
     with pytest.raises(ValueError, match=pattern):
         L.evidence_recall(["a"], evidence, k)
@@ -283,7 +361,11 @@ def test_paired_bootstrap_mean_exact_cases():
     same = L.paired_bootstrap_mean(a, a, n_boot=200)
     assert same["diff"] == 0.0 and same["ci_low"] == 0.0 and same["ci_high"] == 0.0
     shifted = L.paired_bootstrap_mean(a, a - 0.25, n_boot=200)  # constant paired difference
-    assert shifted["diff"] == pytest.approx(0.25) and shifted["ci_low"] == pytest.approx(0.25) and shifted["ci_high"] == pytest.approx(0.25)
+    assert (
+        shifted["diff"] == pytest.approx(0.25)
+        and shifted["ci_low"] == pytest.approx(0.25)
+        and shifted["ci_high"] == pytest.approx(0.25)
+    )
     assert shifted["mean_a"] == pytest.approx(0.4375) and shifted["n"] == 4
 
 
@@ -303,7 +385,12 @@ def test_paired_bootstrap_mean_properties(pairs, seed):
 
 @pytest.mark.parametrize(
     "a,b,pattern",
-    [([1.0], [1.0, 0.0], "equal lengths"), ([], [], "empty"), ([0.5, float("nan")], [0.5, 0.5], r"a\[1\]"), ([[1.0]], [[1.0]], "1-d")],
+    [
+        ([1.0], [1.0, 0.0], "equal lengths"),
+        ([], [], "empty"),
+        ([0.5, float("nan")], [0.5, 0.5], r"a\[1\]"),
+        ([[1.0]], [[1.0]], "1-d"),
+    ],
 )
 def test_paired_bootstrap_mean_rejects(a, b, pattern):
     with pytest.raises(ValueError, match=pattern):
@@ -311,7 +398,13 @@ def test_paired_bootstrap_mean_rejects(a, b, pattern):
 
 
 def _rec(system, qa_index, category, ranked, evidence, sample="s"):
-    return {"system": system, "sample_id": sample, "qa_index": qa_index, "category": category, "scores": L.question_scores(ranked, evidence)}
+    return {
+        "system": system,
+        "sample_id": sample,
+        "qa_index": qa_index,
+        "category": category,
+        "scores": L.question_scores(ranked, evidence),
+    }
 
 
 def test_summarize_by_hand():
@@ -365,7 +458,25 @@ def test_cli_end_to_end_on_tiny(tmp_path, capsys):
     data = tmp_path / "tiny.json"
     data.write_text(json.dumps(tiny()))
     out, md = tmp_path / "r.json", tmp_path / "r.md"
-    rc = main(["bench", "locomo", "--data", str(data), "--systems", SYSTEMS4, "--embedder", "hash", "--json", str(out), "--markdown", str(md), "--n-boot", "200", "--questions"])
+    rc = main(
+        [
+            "bench",
+            "locomo",
+            "--data",
+            str(data),
+            "--systems",
+            SYSTEMS4,
+            "--embedder",
+            "hash",
+            "--json",
+            str(out),
+            "--markdown",
+            str(md),
+            "--n-boot",
+            "200",
+            "--questions",
+        ]
+    )
     assert rc == 0
     res = json.loads(out.read_text())
     _check_contract(res, SYSTEMS4.split(","))
@@ -383,7 +494,9 @@ def test_cli_end_to_end_on_tiny(tmp_path, capsys):
     assert res["systems"]["flat-cosine"]["recall@k"]["20"] == {"1": 1.0, "2": 1.0, "3": None, "4": 1.0, "5": 1.0}
     assert res["systems"]["fr-full"]["recall@k"]["20"] == {"1": 1.0, "2": 1.0, "3": None, "4": 1.0, "5": 1.0}
     qs = [q for q in res["questions"] if q["system"] == "bm25"]
-    assert len(qs) == 6 and all(len(q["ranked"]) <= 20 and all(re.fullmatch(r"D\d+:\d+", r) for r in q["ranked"]) for q in qs)
+    assert len(qs) == 6 and all(
+        len(q["ranked"]) <= 20 and all(re.fullmatch(r"D\d+:\d+", r) for r in q["ranked"]) for q in qs
+    )
     # conv-b's garden question shares 'plant', 'garden' with D1:1 only: BM25 ranks it first
     garden = next(q for q in qs if q["sample_id"] == "conv-b" and q["qa_index"] == 0)
     assert garden["ranked"][0] == "D1:1"
@@ -421,7 +534,25 @@ def test_cli_on_a_real_subset(tmp_path):
     data = tmp_path / "subset.json"
     data.write_text(json.dumps([conv]))
     out = tmp_path / "r.json"
-    assert main(["bench", "locomo", "--data", str(data), "--systems", "fr-full,bm25", "--embedder", "hash", "--json", str(out), "--n-boot", "200"]) == 0
+    assert (
+        main(
+            [
+                "bench",
+                "locomo",
+                "--data",
+                str(data),
+                "--systems",
+                "fr-full,bm25",
+                "--embedder",
+                "hash",
+                "--json",
+                str(out),
+                "--n-boot",
+                "200",
+            ]
+        )
+        == 0
+    )
     res = json.loads(out.read_text())
     _check_contract(res, ["fr-full", "bm25"])
     assert res["counts"]["sessions"] == 2 and res["counts"]["qa"] == len(conv["qa"])

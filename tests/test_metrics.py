@@ -9,8 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import assume, example, given
-from hypothesis import strategies as st
+from hypothesis import assume, example, given, strategies as st
 
 from frcore.bench._metrics import (
     AV_KEYS,
@@ -95,9 +94,7 @@ CASES = [
 ]
 
 PASS_CASES = [
-    pytest.param(av, ranked, sup, wr, exp, id=f"{cid}-{av}")
-    for cid, avs, ranked, sup, wr, exp in CASES
-    for av in avs
+    pytest.param(av, ranked, sup, wr, exp, id=f"{cid}-{av}") for cid, avs, ranked, sup, wr, exp in CASES for av in avs
 ]
 
 
@@ -143,8 +140,13 @@ def test_wsr_all_wrong_is_19_and_pse_1():
 
 
 def test_hit_at_k_boundaries():
-    for rank, hits in [(1, (True, True, True)), (5, (False, True, True)), (6, (False, False, True)),
-                       (10, (False, False, True)), (11, (False, False, False))]:
+    for rank, hits in [
+        (1, (True, True, True)),
+        (5, (False, True, True)),
+        (6, (False, False, True)),
+        (10, (False, False, True)),
+        (11, (False, False, False)),
+    ]:
         o = question_outcome("AV3", at({S: rank}, 11), [S], [])
         assert (o.hit1, o.hit5, o.hit10) == hits, rank
         assert o.rr == (1.0 / rank if rank <= 10 else 0.0)
@@ -413,10 +415,20 @@ def test_mcnemar_symmetric_in_swapping(ab):
 
 
 def _result():
-    full = aggregate([question_outcome("AV1", [S], [S], [W]), question_outcome("AV2", [W], [S], [W]),
-                      question_outcome("AV8", [S], [S], [])])
-    base = aggregate([question_outcome("AV1", [W, S], [S], [W]), question_outcome("AV2", [], [S], [W]),
-                      question_outcome("AV8", [S], [S], [])])
+    full = aggregate(
+        [
+            question_outcome("AV1", [S], [S], [W]),
+            question_outcome("AV2", [W], [S], [W]),
+            question_outcome("AV8", [S], [S], []),
+        ]
+    )
+    base = aggregate(
+        [
+            question_outcome("AV1", [W, S], [S], [W]),
+            question_outcome("AV2", [], [S], [W]),
+            question_outcome("AV8", [S], [S], []),
+        ]
+    )
     return {"suite": "mini", "systems": {"fr-full": full, "cosine|flat": base}, "questions": []}
 
 
@@ -456,8 +468,15 @@ def test_markdown_table_missing_av_and_unequal_n():
 
 
 def test_markdown_table_minimal_contract():
-    res = {"suite": "s", "systems": {"a": {"overall": {"pass": 0.5, "staleness": 0.25, "n": 4},
-                                           "per_av": {"AV3": {"pass": 0.5, "staleness": 0.0, "n": 4}}}}}
+    res = {
+        "suite": "s",
+        "systems": {
+            "a": {
+                "overall": {"pass": 0.5, "staleness": 0.25, "n": 4},
+                "per_av": {"AV3": {"pass": 0.5, "staleness": 0.0, "n": 4}},
+            }
+        },
+    }
     md = markdown_table(res)
     assert "| a | 4 | 50.0 | 25.0 | 50.0 |" in md
 

@@ -41,9 +41,14 @@ def count_compiles():
 def _cands(seed: int, k: int, pad: int) -> fr.Candidates:
     rng = np.random.default_rng(seed)
     return fr.make_candidates(
-        sim=rng.random(k), weights=rng.dirichlet(np.ones(C), size=k), ages=rng.uniform(0, 5000, (k, 3)),
-        state=rng.integers(0, 5, k), hours_to_event=np.where(rng.random(k) < 0.5, rng.uniform(-300, 300, k), np.nan),
-        confidence=rng.random(k), numeric=rng.random(k) < 0.3, pad_to=pad,
+        sim=rng.random(k),
+        weights=rng.dirichlet(np.ones(C), size=k),
+        ages=rng.uniform(0, 5000, (k, 3)),
+        state=rng.integers(0, 5, k),
+        hours_to_event=np.where(rng.random(k) < 0.5, rng.uniform(-300, 300, k), np.nan),
+        confidence=rng.random(k),
+        numeric=rng.random(k) < 0.3,
+        pad_to=pad,
     )
 
 
@@ -83,7 +88,9 @@ def test_second_call_with_new_values_does_not_recompile(index, config_id):
     assert n[TRACE] == 0 and n[COMPILE] == 0, f"{name}: retraced on new values ({n})"
     assert fn._cache_size() == size, f"{name}: jit cache grew"
     first = fn(*args, config=config)
-    assert not np.array_equal(np.asarray(first.total), np.asarray(out.total), equal_nan=True), "new values must give new scores"
+    assert not np.array_equal(np.asarray(first.total), np.asarray(out.total), equal_nan=True), (
+        "new values must give new scores"
+    )
 
 
 def test_top_k_second_call_does_not_recompile():
@@ -114,7 +121,9 @@ def test_a_new_bucket_or_config_does_compile():
     """The counters can fail: a new shape and a new static config each trigger a compile."""
     p, q = fr.default_params(), _query(8)
     with count_compiles() as n:
-        jax.block_until_ready(fr.score_candidates(p, q, _cands(9, 100, 128), fr.ScoreConfig(routing=False, floors=False)))
+        jax.block_until_ready(
+            fr.score_candidates(p, q, _cands(9, 100, 128), fr.ScoreConfig(routing=False, floors=False))
+        )
     assert n[COMPILE] >= 1 and n[TRACE] >= 1
 
 
@@ -126,7 +135,12 @@ def test_packed_path_second_call_with_new_values_does_not_recompile():
     def packed(seed):
         return fr.pack_params(_params(seed)), fr.pack_query(_query(seed)), fr.pack_candidates(_cands(seed, 11, 16))
 
-    for fn, kw in ((fr.score_top_k_packed, {}), (fr.score_top_k_packed, {"with_terms": True}), (score_top_k_rows, {}), (score_top_k_rows, {"with_terms": False})):
+    for fn, kw in (
+        (fr.score_top_k_packed, {}),
+        (fr.score_top_k_packed, {"with_terms": True}),
+        (score_top_k_rows, {}),
+        (score_top_k_rows, {"with_terms": False}),
+    ):
         first = jax.block_until_ready(fn(*packed(5), 10, **kw))
         size = fn._cache_size()
         with count_compiles() as n:

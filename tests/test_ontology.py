@@ -114,19 +114,33 @@ PAPER_TABLE = {
     "OTHER": (0.0050, 0.10, 0.00, (0.4, 0.3, 0.3), False),
 }
 #: our cognitive-type assignment for the 3-partition ablation (documented as ours)
-COGNITIVE = {"IDENTITY_SELF_CONCEPT": "semantic", "RELATIONAL_BONDS": "semantic", "INTELLECTUAL_INTERESTS": "semantic",
-             "HEALTH_WELLBEING": "semantic", "PROJECTS_ENDEAVORS": "episodic", "HOBBIES_RECREATION": "procedural",
-             "PREFERENCES_HABITS": "semantic", "FINANCIAL_MATERIAL": "semantic", "OBLIGATIONS": "episodic",
-             "LOGISTICAL_CONTEXT": "episodic", "OTHER": "semantic"}
+COGNITIVE = {
+    "IDENTITY_SELF_CONCEPT": "semantic",
+    "RELATIONAL_BONDS": "semantic",
+    "INTELLECTUAL_INTERESTS": "semantic",
+    "HEALTH_WELLBEING": "semantic",
+    "PROJECTS_ENDEAVORS": "episodic",
+    "HOBBIES_RECREATION": "procedural",
+    "PREFERENCES_HABITS": "semantic",
+    "FINANCIAL_MATERIAL": "semantic",
+    "OBLIGATIONS": "episodic",
+    "LOGISTICAL_CONTEXT": "episodic",
+    "OTHER": "semantic",
+}
 
 
 @pytest.mark.parametrize("name", list(PAPER_TABLE))
 def test_ontology_row_is_the_papers(name):
     row = next(r for r in fr.ONTOLOGY if r.category.name == name)
     rate, alpha, floor, clocks, expires = PAPER_TABLE[name]
-    assert (row.rate_per_hour, row.alpha, row.floor, tuple(row.clocks), row.expires_at_event) == (rate, alpha, floor, clocks, expires)
+    assert (row.rate_per_hour, row.alpha, row.floor, tuple(row.clocks), row.expires_at_event) == (
+        rate,
+        alpha,
+        floor,
+        clocks,
+        expires,
+    )
     assert row.cognitive_type.name.lower() == COGNITIVE[name]
-
 
 
 def test_table_order_and_default_params_follow_the_table():

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from helpers import assert_allclose, ref_params, to_numpy, tree_allclose
+from hypothesis import given, settings, strategies as st
+from strategies import CONFIGS, candidates, params, queries
 
 import frcore as fr
 from frcore import reference as ref
 from frcore._packed import unpack_params
-from helpers import assert_allclose, ref_params, to_numpy, tree_allclose
-from strategies import CONFIGS, candidates, params, queries
 
 
 def _packed(p, q, c):
@@ -59,7 +58,11 @@ def test_score_top_k_packed_is_the_twins_top_k(config_id, p, q, c, k):
     assert len(set(order.tolist())) == order.size, "top-k repeats a candidate"
     # each returned index carries the twin's score for that candidate (near-ties may swap order)
     assert_allclose(values, np.asarray(want.total)[order], name="values at the returned indices")
-    tree_allclose(terms, type(want)(*(np.broadcast_to(np.asarray(t)[order] if np.ndim(t) else t, order.shape) for t in want)), name="terms")
+    tree_allclose(
+        terms,
+        type(want)(*(np.broadcast_to(np.asarray(t)[order] if np.ndim(t) else t, order.shape) for t in want)),
+        name="terms",
+    )
 
 
 @settings(max_examples=10)

@@ -14,21 +14,35 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from hypothesis import example, given, settings
-from hypothesis import strategies as st
+from helpers import assert_allclose, ref_params, to_numpy, tree_allclose
+from hypothesis import example, given, settings, strategies as st
+from strategies import CONFIGS, candidate_arrays, candidates, f32, params, queries
 
 import frcore as fr
 from frcore.reference import REFERENCE, score_python
-from helpers import assert_allclose, ref_params, to_numpy, tree_allclose
-from strategies import CONFIGS, candidate_arrays, candidates, f32, params, queries
 
-SINGLE = ("primary_category", "effective_rate", "effective_age", "anticipatory_activation", "activation",
-          "blend", "compatibility_mask", "routing_term", "supersession_term", "exemption_term", "score")
+SINGLE = (
+    "primary_category",
+    "effective_rate",
+    "effective_age",
+    "anticipatory_activation",
+    "activation",
+    "blend",
+    "compatibility_mask",
+    "routing_term",
+    "supersession_term",
+    "exemption_term",
+    "score",
+)
 
 
 def test_every_kernel_has_a_twin():
     missing = [name for name in fr.KERNELS if name not in REFERENCE]
-    untested = [name for name in fr.KERNELS if name not in SINGLE + ("score_candidates", "score_queries", "score_sweep", "top_k")]
+    untested = [
+        name
+        for name in fr.KERNELS
+        if name not in SINGLE + ("score_candidates", "score_queries", "score_sweep", "top_k")
+    ]
     assert not untested, f"kernels with a twin but no parity test here: {untested}"
     assert not missing, f"kernels without a NumPy twin in frcore.reference.REFERENCE: {missing}"
     extra = [name for name in REFERENCE if name not in fr.KERNELS]
@@ -176,7 +190,9 @@ def test_top_k_parity(totals, k, batch):
 def test_top_k_ties_go_to_the_lower_index():
     vals, idx = fr.top_k(jnp.asarray([1.0, 2.0, 2.0, 1.0, 2.0, -jnp.inf, 1.0, 0.0]), 5)
     np.testing.assert_array_equal(np.asarray(idx), [1, 2, 4, 0, 3])
-    np.testing.assert_array_equal(REFERENCE["top_k"](np.asarray([1.0, 2.0, 2.0, 1.0, 2.0, -np.inf, 1.0, 0.0]), 5)[1], [1, 2, 4, 0, 3])
+    np.testing.assert_array_equal(
+        REFERENCE["top_k"](np.asarray([1.0, 2.0, 2.0, 1.0, 2.0, -np.inf, 1.0, 0.0]), 5)[1], [1, 2, 4, 0, 3]
+    )
 
 
 # ----------------------------------------------------------------------------- pure Python twin

@@ -80,6 +80,13 @@ def test_the_layers_above_use_only_the_public_api():
     from test_import_contract import all_imports
 
     alls = {p: set(importlib.import_module(p).__all__) for p in PACKAGES}
-    missing = sorted({f"{i.importer}:{i.line}: {i.target}.{n}" for i in all_imports()
-                      if i.target in alls and not i.importer.startswith("frcore") for n in i.names if n not in alls[i.target]})
+    missing = sorted(
+        {
+            f"{i.importer}:{i.line}: {i.target}.{n}"
+            for i in all_imports()
+            if i.target in alls and not i.importer.startswith("frcore")
+            for n in i.names
+            if n not in alls[i.target]
+        }
+    )
     assert not missing, "\n".join(missing)

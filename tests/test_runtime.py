@@ -22,12 +22,18 @@ def _run(code: str, **env: str) -> str:
 
 
 def test_sync_before_backend_start():
-    code = "import frcore, jax; ok = frcore.prefer_sync_cpu_dispatch(); jax.numpy.ones(1).block_until_ready(); print(ok, frcore.cpu_dispatch_mode(), jax.config.read('jax_cpu_enable_async_dispatch'))"
+    code = (
+        "import frcore, jax; ok = frcore.prefer_sync_cpu_dispatch(); jax.numpy.ones(1).block_until_ready(); "
+        "print(ok, frcore.cpu_dispatch_mode(), jax.config.read('jax_cpu_enable_async_dispatch'))"
+    )
     assert _run(code) == "True sync False"
 
 
 def test_after_backend_start_changes_nothing():
-    code = "import frcore, jax; jax.numpy.ones(1).block_until_ready(); print(frcore.prefer_sync_cpu_dispatch(), frcore.cpu_dispatch_mode())"
+    code = (
+        "import frcore, jax; jax.numpy.ones(1).block_until_ready(); print(frcore.prefer_sync_cpu_dispatch(), "
+        "frcore.cpu_dispatch_mode())"
+    )
     assert _run(code) == "False async"
 
 

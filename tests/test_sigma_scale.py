@@ -10,26 +10,65 @@ from unittest import mock
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from frcore import State, default_params
 from frcore._packed import ROW_START
-from frcore.bank import Bank, PipelineConfig
-from frcore.bank import _pipeline
+from frcore.bank import Bank, PipelineConfig, _pipeline
 from frcore.bank._pipeline import Prepared, related_pairs, retrieve
 from frcore.bench._systems import DEFAULT_SYSTEMS, SYSTEMS, resolve_systems
 
 SIM, VALID = ROW_START["sim"], ROW_START["valid"]
 
 FACTS = [
-    {"id": "diet1", "text": "Is vegetarian and has been for years", "categories": {"PREFERENCES_HABITS": 1.0}, "slot": "diet", "said_at": "2025-01-05"},
-    {"id": "diet2", "text": "Started eating fish again, pescatarian now", "categories": {"PREFERENCES_HABITS": 1.0}, "slot": "diet", "said_at": "2025-06-01", "links": {"supersedes": "diet1"}},
-    {"id": "trip", "text": "Flying to Lisbon for a conference on March 3", "categories": {"LOGISTICAL_CONTEXT": 1.0}, "said_at": "2025-02-01", "event_time": "2025-03-03"},
-    {"id": "rent", "text": "Pays 1200 euros rent a month", "categories": {"FINANCIAL_MATERIAL": 1.0}, "said_at": "2025-02-05", "numeric": True},
-    {"id": "dog", "text": "Thinking about adopting a dog", "categories": {"PROJECTS_ENDEAVORS": 1.0}, "said_at": "2025-02-10"},
-    {"id": "nodog", "text": "Decided against the dog after all", "categories": {"PROJECTS_ENDEAVORS": 1.0}, "said_at": "2025-03-10", "links": {"retracts": "dog"}},
-    {"id": "sister", "text": "Has a sister named Ines who lives in Porto", "categories": {"RELATIONAL_BONDS": 1.0}, "said_at": "2025-01-02"},
+    {
+        "id": "diet1",
+        "text": "Is vegetarian and has been for years",
+        "categories": {"PREFERENCES_HABITS": 1.0},
+        "slot": "diet",
+        "said_at": "2025-01-05",
+    },
+    {
+        "id": "diet2",
+        "text": "Started eating fish again, pescatarian now",
+        "categories": {"PREFERENCES_HABITS": 1.0},
+        "slot": "diet",
+        "said_at": "2025-06-01",
+        "links": {"supersedes": "diet1"},
+    },
+    {
+        "id": "trip",
+        "text": "Flying to Lisbon for a conference on March 3",
+        "categories": {"LOGISTICAL_CONTEXT": 1.0},
+        "said_at": "2025-02-01",
+        "event_time": "2025-03-03",
+    },
+    {
+        "id": "rent",
+        "text": "Pays 1200 euros rent a month",
+        "categories": {"FINANCIAL_MATERIAL": 1.0},
+        "said_at": "2025-02-05",
+        "numeric": True,
+    },
+    {
+        "id": "dog",
+        "text": "Thinking about adopting a dog",
+        "categories": {"PROJECTS_ENDEAVORS": 1.0},
+        "said_at": "2025-02-10",
+    },
+    {
+        "id": "nodog",
+        "text": "Decided against the dog after all",
+        "categories": {"PROJECTS_ENDEAVORS": 1.0},
+        "said_at": "2025-03-10",
+        "links": {"retracts": "dog"},
+    },
+    {
+        "id": "sister",
+        "text": "Has a sister named Ines who lives in Porto",
+        "categories": {"RELATIONAL_BONDS": 1.0},
+        "said_at": "2025-01-02",
+    },
 ]
 QUERIES = [
     ("is the user vegetarian or pescatarian diet", "2025-07-01"),
@@ -59,10 +98,16 @@ def _prepared(rng: np.random.Generator, n: int) -> Prepared:
     slots = [None if rng.random() < 0.5 else f"s{rng.integers(0, max(1, n // 4))}" for _ in range(n)]
     said = rng.uniform(0, 1000, n).round()
     return Prepared(
-        weights=rng.dirichlet(np.ones(11), size=n), said_at_h=said,
+        weights=rng.dirichlet(np.ones(11), size=n),
+        said_at_h=said,
         event_h=np.where(rng.random(n) < 0.3, rng.uniform(0, 2000, n), np.nan),
-        state=rng.integers(0, len(State), n), confidence=rng.choice([0.4, 1.0], n), numeric=rng.random(n) < 0.2,
-        slots=slots, eligible=np.ones(n, bool), at_h=1000.0, related=related_pairs(slots, said, [{}] * n, {}),
+        state=rng.integers(0, len(State), n),
+        confidence=rng.choice([0.4, 1.0], n),
+        numeric=rng.random(n) < 0.2,
+        slots=slots,
+        eligible=np.ones(n, bool),
+        at_h=1000.0,
+        related=related_pairs(slots, said, [{}] * n, {}),
     )
 
 
@@ -85,7 +130,13 @@ def test_max_scale_divides_sigma_by_its_maximum(data):
         propagation=data.draw(st.sampled_from([0.0, 0.5, 1.0]), label="propagation"),
         n_distill=data.draw(st.sampled_from([0, 5, 20]), label="n_distill"),
     )
-    kw = dict(cosine=cosine, bm25=bm25, routing=routing, intent=data.draw(st.sampled_from(["current", "historical", "broad"])), params=default_params())
+    kw = dict(
+        cosine=cosine,
+        bm25=bm25,
+        routing=routing,
+        intent=data.draw(st.sampled_from(["current", "historical", "broad"])),
+        params=default_params(),
+    )
     with _sigma_seen() as seen:
         raw = retrieve(prep, config=base, **kw)
         scaled = retrieve(prep, config=dataclasses.replace(base, sigma_scale="max"), **kw)

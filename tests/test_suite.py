@@ -9,8 +9,7 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 import frcore
 from frcore.bench._suite import (
@@ -43,18 +42,64 @@ def _mini() -> dict:
             {"id": 3, "date": "2025-03-01", "type": "critical", "topic": "trip"},
         ],
         "facts": [
-            {"id": "ann.f01", "text": "Eats no fish", "categories": {"PREFERENCES_HABITS": 1.0}, "slot": "diet",
-             "session": 1, "said_at": "2025-01-01", "event_time": None, "confidence": 1.0, "numeric": False,
-             "role": "superseded", "links": {}, "source": "test", "source_field": "x"},
-            {"id": "ann.f02", "text": "Now eats fish", "categories": {"PREFERENCES_HABITS": 0.7, "HEALTH_WELLBEING": 0.3},
-             "slot": "diet", "session": 3, "said_at": "2025-03-01", "event_time": None, "confidence": 1.0,
-             "numeric": False, "role": "superseding", "links": {"supersedes": "ann.f01"}, "source": "test"},
-            {"id": "ann.f03", "text": "Flight on 2025-05-01", "categories": {"LOGISTICAL_CONTEXT": 1.0}, "slot": None,
-             "session": 3, "said_at": "2025-03-01", "event_time": "2025-05-01T14:00:00", "confidence": 1.0,
-             "numeric": False, "role": "expiring", "links": {}, "source": "test"},
-            {"id": "ann.f04", "text": "Maybe moving", "categories": {"OTHER": 1.0}, "slot": "home", "session": 3,
-             "said_at": "2025-03-01", "event_time": None, "confidence": 0.4, "numeric": False, "role": "tentative",
-             "links": {"tentative_for": ["ann.f03", "ann.f01"]}, "source": "test", "evidence": ["ann.s03.t01"]},
+            {
+                "id": "ann.f01",
+                "text": "Eats no fish",
+                "categories": {"PREFERENCES_HABITS": 1.0},
+                "slot": "diet",
+                "session": 1,
+                "said_at": "2025-01-01",
+                "event_time": None,
+                "confidence": 1.0,
+                "numeric": False,
+                "role": "superseded",
+                "links": {},
+                "source": "test",
+                "source_field": "x",
+            },
+            {
+                "id": "ann.f02",
+                "text": "Now eats fish",
+                "categories": {"PREFERENCES_HABITS": 0.7, "HEALTH_WELLBEING": 0.3},
+                "slot": "diet",
+                "session": 3,
+                "said_at": "2025-03-01",
+                "event_time": None,
+                "confidence": 1.0,
+                "numeric": False,
+                "role": "superseding",
+                "links": {"supersedes": "ann.f01"},
+                "source": "test",
+            },
+            {
+                "id": "ann.f03",
+                "text": "Flight on 2025-05-01",
+                "categories": {"LOGISTICAL_CONTEXT": 1.0},
+                "slot": None,
+                "session": 3,
+                "said_at": "2025-03-01",
+                "event_time": "2025-05-01T14:00:00",
+                "confidence": 1.0,
+                "numeric": False,
+                "role": "expiring",
+                "links": {},
+                "source": "test",
+            },
+            {
+                "id": "ann.f04",
+                "text": "Maybe moving",
+                "categories": {"OTHER": 1.0},
+                "slot": "home",
+                "session": 3,
+                "said_at": "2025-03-01",
+                "event_time": None,
+                "confidence": 0.4,
+                "numeric": False,
+                "role": "tentative",
+                "links": {"tentative_for": ["ann.f03", "ann.f01"]},
+                "source": "test",
+                "evidence": ["ann.s03.t01"],
+            },
         ],
         "turns": [
             {"id": "ann.s02.t01", "session": 2, "said_at": "2025-02-01", "role": "user", "text": "rainy today"},
@@ -63,15 +108,35 @@ def _mini() -> dict:
             {"id": "ann.s03.t02", "session": 3, "said_at": "2025-03-01", "role": "assistant", "text": "noted"},
         ],
         "questions": [
-            {"id": "ann_q01", "text": "What does Ann eat?", "asked_at": "2025-06-01",
-             "attack_vector": "AV1_superseded_preference", "relevant_categories": ["PREFERENCES_HABITS"],
-             "correct_answer": "fish", "wrong_answer_indicators": ["no fish"], "intent": "current",
-             "support": ["ann.f02", "ann.s03.t01"], "wrong": ["ann.f01"], "notes": "", "conflict": False,
-             "temporal_notes": "kept"},
-            {"id": "ann_q02", "text": "Any trips?", "asked_at": "2025-06-01", "attack_vector": "AV2_expired_logistics",
-             "relevant_categories": ["LOGISTICAL_CONTEXT"], "correct_answer": "none upcoming",
-             "wrong_answer_indicators": [], "intent": "upcoming", "support": ["ann.s02.t01"], "wrong": ["ann.f03"],
-             "notes": "", "conflict": True},
+            {
+                "id": "ann_q01",
+                "text": "What does Ann eat?",
+                "asked_at": "2025-06-01",
+                "attack_vector": "AV1_superseded_preference",
+                "relevant_categories": ["PREFERENCES_HABITS"],
+                "correct_answer": "fish",
+                "wrong_answer_indicators": ["no fish"],
+                "intent": "current",
+                "support": ["ann.f02", "ann.s03.t01"],
+                "wrong": ["ann.f01"],
+                "notes": "",
+                "conflict": False,
+                "temporal_notes": "kept",
+            },
+            {
+                "id": "ann_q02",
+                "text": "Any trips?",
+                "asked_at": "2025-06-01",
+                "attack_vector": "AV2_expired_logistics",
+                "relevant_categories": ["LOGISTICAL_CONTEXT"],
+                "correct_answer": "none upcoming",
+                "wrong_answer_indicators": [],
+                "intent": "upcoming",
+                "support": ["ann.s02.t01"],
+                "wrong": ["ann.f03"],
+                "notes": "",
+                "conflict": True,
+            },
         ],
     }
 
@@ -83,18 +148,21 @@ def _by_id(obj: dict, section: str, item_id):
 def _set(section, item_id, fld, value):
     def mutate(obj):
         _by_id(obj, section, item_id)[fld] = value
+
     return mutate
 
 
 def _del(section, item_id, fld):
     def mutate(obj):
         del _by_id(obj, section, item_id)[fld]
+
     return mutate
 
 
 def _dup(section, index):
     def mutate(obj):
         obj[section].append(copy.deepcopy(obj[section][index]))
+
     return mutate
 
 
@@ -116,18 +184,38 @@ RULES = [
     ("illtyped_conflict", _set("questions", "ann_q01", "conflict", 0), "ann_q01", "conflict"),
     ("illtyped_link", _set("facts", "ann.f02", "links", {"supersedes": 5}), "ann.f02", "links.supersedes"),
     ("unknown_category", _set("facts", "ann.f01", "categories", {"FOOD": 1.0}), "ann.f01", "categories.FOOD"),
-    ("unknown_relevant_category", _set("questions", "ann_q02", "relevant_categories", ["OBLIGATIONS_COMMITMENTS"]),
-     "ann_q02", "relevant_categories[0]"),
-    ("weights_sum_low", _set("facts", "ann.f02", "categories", {"PREFERENCES_HABITS": 0.7, "HEALTH_WELLBEING": 0.2}),
-     "ann.f02", "categories"),
-    ("weights_sum_high", _set("facts", "ann.f02", "categories", {"PREFERENCES_HABITS": 0.7, "HEALTH_WELLBEING": 0.302}),
-     "ann.f02", "categories"),
-    ("weight_negative", _set("facts", "ann.f02", "categories", {"PREFERENCES_HABITS": 1.5, "HEALTH_WELLBEING": -0.5}),
-     "ann.f02", "categories.PREFERENCES_HABITS"),
+    (
+        "unknown_relevant_category",
+        _set("questions", "ann_q02", "relevant_categories", ["OBLIGATIONS_COMMITMENTS"]),
+        "ann_q02",
+        "relevant_categories[0]",
+    ),
+    (
+        "weights_sum_low",
+        _set("facts", "ann.f02", "categories", {"PREFERENCES_HABITS": 0.7, "HEALTH_WELLBEING": 0.2}),
+        "ann.f02",
+        "categories",
+    ),
+    (
+        "weights_sum_high",
+        _set("facts", "ann.f02", "categories", {"PREFERENCES_HABITS": 0.7, "HEALTH_WELLBEING": 0.302}),
+        "ann.f02",
+        "categories",
+    ),
+    (
+        "weight_negative",
+        _set("facts", "ann.f02", "categories", {"PREFERENCES_HABITS": 1.5, "HEALTH_WELLBEING": -0.5}),
+        "ann.f02",
+        "categories.PREFERENCES_HABITS",
+    ),
     ("weights_empty", _set("facts", "ann.f02", "categories", {}), "ann.f02", "categories"),
     ("dangling_link", _set("facts", "ann.f02", "links", {"supersedes": "ann.f99"}), "ann.f02", "links.supersedes"),
-    ("dangling_link_in_list", _set("facts", "ann.f04", "links", {"tentative_for": ["ann.f03", "ann.f99"]}),
-     "ann.f04", "links.tentative_for"),
+    (
+        "dangling_link_in_list",
+        _set("facts", "ann.f04", "links", {"tentative_for": ["ann.f03", "ann.f99"]}),
+        "ann.f04",
+        "links.tentative_for",
+    ),
     ("link_to_turn", _set("facts", "ann.f02", "links", {"contradicts": "ann.s03.t01"}), "ann.f02", "links.contradicts"),
     ("self_link", _set("facts", "ann.f02", "links", {"supersedes": "ann.f02"}), "ann.f02", "links.supersedes"),
     ("unknown_link_kind", _set("facts", "ann.f02", "links", {"replaces": "ann.f01"}), "ann.f02", "links.replaces"),
@@ -150,7 +238,12 @@ RULES = [
     ("confidence_above_one", _set("facts", "ann.f04", "confidence", 1.2), "ann.f04", "confidence"),
     ("confidence_negative", _set("facts", "ann.f04", "confidence", -0.1), "ann.f04", "confidence"),
     ("confidence_nan", _set("facts", "ann.f04", "confidence", float("nan")), "ann.f04", "confidence"),
-    ("unknown_attack_vector", _set("questions", "ann_q01", "attack_vector", "AV10_time_travel"), "ann_q01", "attack_vector"),
+    (
+        "unknown_attack_vector",
+        _set("questions", "ann_q01", "attack_vector", "AV10_time_travel"),
+        "ann_q01",
+        "attack_vector",
+    ),
     ("bare_attack_vector", _set("questions", "ann_q01", "attack_vector", "AV1"), "ann_q01", "attack_vector"),
     ("unknown_intent", _set("questions", "ann_q01", "intent", "present"), "ann_q01", "intent"),
     ("unknown_fact_role", _set("facts", "ann.f01", "role", "obsolete"), "ann.f01", "role"),
@@ -256,7 +349,10 @@ def test_attack_vector_key():
 def test_corpus_is_facts_plus_filler_user_turns():
     items = corpus(parse_suite(_mini(), SOURCE))
     assert [(i.id, i.kind) for i in items] == [
-        ("ann.f01", "fact"), ("ann.f02", "fact"), ("ann.f03", "fact"), ("ann.f04", "fact"),
+        ("ann.f01", "fact"),
+        ("ann.f02", "fact"),
+        ("ann.f03", "fact"),
+        ("ann.f04", "fact"),
         ("ann.s02.t01", "turn"),
     ]
     fact = items[1]

@@ -7,14 +7,12 @@ from __future__ import annotations
 import csv
 import json
 
-import numpy as np
 import pytest
 
 import frcore as fr
-from frcore.bench import SYSTEMS, run_benchmark
-
 from experiments.grid import evaluate_grid, grid_settings, parse_grid, rescorable, run_grid
 from experiments.sweeps import build_table, rankings, scores
+from frcore.bench import SYSTEMS, run_benchmark
 
 
 @pytest.fixture(scope="module")
@@ -26,7 +24,9 @@ AXES = ["alpha.*=0.05,0.6,1", "rate.*=0.0005,0.05"]
 
 
 def test_grid_is_the_product_of_its_axes_in_order():
-    axes = parse_grid(["alpha.OBLIGATIONS=0.1,0.2,0.3", "rate.LOGISTICAL_CONTEXT=0.004,0.016", "clock.OTHER=1/0/0,0/0/1"])
+    axes = parse_grid(
+        ["alpha.OBLIGATIONS=0.1,0.2,0.3", "rate.LOGISTICAL_CONTEXT=0.004,0.016", "clock.OTHER=1/0/0,0/0/1"]
+    )
     labels, sets = grid_settings(axes)
     assert len(labels) == len(sets) == 3 * 2 * 2
     assert labels[0] == {"alpha.OBLIGATIONS": 0.1, "rate.LOGISTICAL_CONTEXT": 0.004, "clock.OTHER": [1.0, 0.0, 0.0]}
@@ -48,7 +48,14 @@ def test_grid_errors_name_the_parameter():
 
 
 def test_only_pipelines_with_fr_fulls_candidates_are_rescorable():
-    for name in ("fr-full", "fr-global-alpha", "fr-no-floors", "fr-uniform-decay", "fr-cognitive", "fr-arithmetic-blend"):
+    for name in (
+        "fr-full",
+        "fr-global-alpha",
+        "fr-no-floors",
+        "fr-uniform-decay",
+        "fr-cognitive",
+        "fr-arithmetic-blend",
+    ):
         assert rescorable(SYSTEMS[name]) is SYSTEMS[name]
     for name in ("flat-cosine", "fr-no-routing", "fr-lifecycle-off", "fr-no-linking", "fr-untyped", "fr-sigma-max"):
         with pytest.raises(ValueError, match=f"--system: {name}"):
@@ -97,7 +104,10 @@ def test_batching_chunks_and_dask_agree(table):
     per, _, calls_one = evaluate_grid(table, sets, chunk=1)
     assert (calls_all, calls_one) == (1, len(sets))
     assert one == per
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster, Client(cluster) as client:
+    with (
+        LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster,
+        Client(cluster) as client,
+    ):
         dist, _, calls = evaluate_grid(table, sets, chunk=2, client=client)
     assert calls == 3 and dist == one
 
@@ -106,8 +116,22 @@ def test_cli_writes_json_csv_and_figures(tmp_path, capsys):
     from frcore.cli import main
 
     out = tmp_path / "g.json"
-    argv = ["sweep", "grid", "--suite", "synthetic", "--personas", "1", "--embedder", "hash",
-            "--param", "rate.LOGISTICAL_CONTEXT=0.004,0.008,0.016", "--param", "alpha.OBLIGATIONS=0.1,0.35", "--json", str(out)]
+    argv = [
+        "sweep",
+        "grid",
+        "--suite",
+        "synthetic",
+        "--personas",
+        "1",
+        "--embedder",
+        "hash",
+        "--param",
+        "rate.LOGISTICAL_CONTEXT=0.004,0.008,0.016",
+        "--param",
+        "alpha.OBLIGATIONS=0.1,0.35",
+        "--json",
+        str(out),
+    ]
     assert main(argv) == 0
     printed = capsys.readouterr().out
     assert "re-scores each question's fixed candidate set" in printed and "1 batched kernel call" in printed
@@ -120,8 +144,29 @@ def test_cli_writes_json_csv_and_figures(tmp_path, capsys):
     assert len(rows) == 6 and float(rows[0]["pass"]) == pytest.approx(res["grid"][0]["pass"], abs=1e-6)
     assert out.with_suffix(".png").stat().st_size > 1000
     one = tmp_path / "one.json"  # one parameter: curves
-    assert main(["sweep", "grid", "--suite", "synthetic", "--personas", "1", "--embedder", "hash", "--param", "floor.*=0,0.5,0.95",
-                 "--set", "global_alpha=0.2", "--json", str(one), "--fig", str(tmp_path / "curves.png")]) == 0
+    assert (
+        main(
+            [
+                "sweep",
+                "grid",
+                "--suite",
+                "synthetic",
+                "--personas",
+                "1",
+                "--embedder",
+                "hash",
+                "--param",
+                "floor.*=0,0.5,0.95",
+                "--set",
+                "global_alpha=0.2",
+                "--json",
+                str(one),
+                "--fig",
+                str(tmp_path / "curves.png"),
+            ]
+        )
+        == 0
+    )
     assert (tmp_path / "curves.png").stat().st_size > 1000
     assert json.loads(one.read_text())["base_params"]["changes_from_default"] == {"global_alpha": 0.2}
 
@@ -129,8 +174,42 @@ def test_cli_writes_json_csv_and_figures(tmp_path, capsys):
 def test_plain_sweep_still_runs_the_appendix_sweeps(tmp_path, capsys):
     from frcore.cli import main
 
-    assert main(["sweep", "--suite", "synthetic", "--personas", "1", "--embedder", "hash", "--only", "granularity", "--out", str(tmp_path)]) == 0
+    assert (
+        main(
+            [
+                "sweep",
+                "--suite",
+                "synthetic",
+                "--personas",
+                "1",
+                "--embedder",
+                "hash",
+                "--only",
+                "granularity",
+                "--out",
+                str(tmp_path),
+            ]
+        )
+        == 0
+    )
     res = json.loads((tmp_path / "sweep_granularity.json").read_text())
     assert [r["k"] for r in res["rows"]] == list(range(1, 12)) and "params" not in res
-    assert main(["sweep", "--suite", "synthetic", "--personas", "1", "--embedder", "hash", "--only", "nope", "--out", str(tmp_path)]) == 2
+    assert (
+        main(
+            [
+                "sweep",
+                "--suite",
+                "synthetic",
+                "--personas",
+                "1",
+                "--embedder",
+                "hash",
+                "--only",
+                "nope",
+                "--out",
+                str(tmp_path),
+            ]
+        )
+        == 2
+    )
     assert "unknown sweep(s) ['nope']" in capsys.readouterr().err

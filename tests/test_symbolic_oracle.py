@@ -17,8 +17,7 @@ import numpy as np
 import pytest
 import sympy as sp
 from helpers import assert_allclose, ref_params, to_numpy
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from strategies import candidates, f32, params, queries
 
 import frcore as fr
@@ -40,8 +39,9 @@ def _compare(p, q, c, names=fr.ScoreTerms._fields) -> None:
     valid = np.asarray(c.valid)
     for name in names:
         assert_allclose(np.asarray(getattr(kernel, name))[valid], got[name][valid], name=f"kernel vs symbolic: {name}")
-        assert_allclose(np.asarray(getattr(twin, name))[valid], got[name][valid], name=f"twin vs symbolic: {name}",
-                        dtype=np.float64)
+        assert_allclose(
+            np.asarray(getattr(twin, name))[valid], got[name][valid], name=f"twin vs symbolic: {name}", dtype=np.float64
+        )
 
 
 @settings(max_examples=60)
@@ -57,27 +57,41 @@ def test_padded_candidates(p, q, c):
 
 
 @settings(max_examples=60)
-@given(p=st.one_of(st.just(fr.default_params()), params()),
-       h=st.lists(st.one_of(f32(-400.0, 400.0), st.sampled_from([0.0, -0.0, 168.0, -1e-3, 1e-3])),
-                  min_size=1, max_size=16))
+@given(
+    p=st.one_of(st.just(fr.default_params()), params()),
+    h=st.lists(
+        st.one_of(f32(-400.0, 400.0), st.sampled_from([0.0, -0.0, 168.0, -1e-3, 1e-3])), min_size=1, max_size=16
+    ),
+)
 def test_anticipatory_kernel(p, h):
     """The anticipatory Piecewise on its own (h beyond the window included: the kernel's ramp
     formula, unused there)."""
     hv = np.asarray(h, dtype=np.float32)
-    c = fr.make_candidates(sim=np.zeros(hv.size), weights=np.eye(fr.N_CATEGORIES)[[0] * hv.size],
-                           ages=np.zeros((hv.size, 3)), hours_to_event=hv)
+    c = fr.make_candidates(
+        sim=np.zeros(hv.size),
+        weights=np.eye(fr.N_CATEGORIES)[[0] * hv.size],
+        ages=np.zeros((hv.size, 3)),
+        hours_to_event=hv,
+    )
     got = S.evaluate(p, fr.make_query("current"), c, ["anticipatory"])["anticipatory"]
     assert_allclose(fr.anticipatory_activation(p, c.hours_to_event), got, name="kernel vs symbolic: anticipatory")
-    assert_allclose(REFERENCE["anticipatory_activation"](ref_params(p), np.asarray(c.hours_to_event)), got,
-                    name="twin vs symbolic: anticipatory", dtype=np.float64)
+    assert_allclose(
+        REFERENCE["anticipatory_activation"](ref_params(p), np.asarray(c.hours_to_event)),
+        got,
+        name="twin vs symbolic: anticipatory",
+        dtype=np.float64,
+    )
 
 
 def test_hand_computed_edge():
     """The worked example of docs/score.md, from the expressions alone."""
     cands = fr.make_candidates(
         sim=[0.62, 0.55, 0.97],
-        weights=[{"IDENTITY_SELF_CONCEPT": 1.0}, {"LOGISTICAL_CONTEXT": 0.6, "OBLIGATIONS": 0.4},
-                 {"FINANCIAL_MATERIAL": 1.0}],
+        weights=[
+            {"IDENTITY_SELF_CONCEPT": 1.0},
+            {"LOGISTICAL_CONTEXT": 0.6, "OBLIGATIONS": 0.4},
+            {"FINANCIAL_MATERIAL": 1.0},
+        ],
         ages=[[720.0, 672.0, 40.0], [100.0, 100.0, 5.0], [2000.0, 1900.0, 300.0]],
         state=[fr.State.ACTIVE, fr.State.ACTIVE, fr.State.SUPERSEDED],
         hours_to_event=[np.nan, 24.0, np.nan],
@@ -126,7 +140,8 @@ def test_kernel_docstring_quotes_the_formula(name):
     doc = _squash(inspect.getdoc(getattr(fr, f.kernel)) or "")
     assert _squash(S.equation(name)) in doc, (
         f"frcore.{f.kernel}'s docstring does not quote frcore.symbolic's {name!r}; it should read\n"
-        f"    {S.equation(name)}")
+        f"    {S.equation(name)}"
+    )
     assert f"term ``{name}``" in doc or f"``{name}``" in doc
 
 
@@ -135,7 +150,8 @@ def test_docs_render_the_formulas():
     assert text.count(BEGIN) == 1 and text.count(END) == 1, "docs/score.md: the generated block's markers"
     block = text.split(BEGIN, 1)[1].split(END, 1)[0]
     assert block == S.markdown(), (
-        "docs/score.md differs from `python -m frcore.symbolic`: paste its output between the markers")
+        "docs/score.md differs from `python -m frcore.symbolic`: paste its output between the markers"
+    )
 
 
 # ----------------------------------------------------------------------------- the checks can fail
@@ -145,8 +161,9 @@ def test_a_changed_coefficient_is_caught(monkeypatch):
     """b = (1 − α)σ + αa with one coefficient changed (α → 1.01 α in the σ part): the oracle,
     the docstring and the docs checks each fail."""
     p, q = fr.default_params(), fr.make_query("current", {"IDENTITY_SELF_CONCEPT": 1.0})
-    c = fr.make_candidates(sim=[0.62, 0.4], weights=np.eye(fr.N_CATEGORIES)[[0, 6]],
-                           ages=[[720.0, 672.0, 40.0], [10.0, 5.0, 1.0]])
+    c = fr.make_candidates(
+        sim=[0.62, 0.4], weights=np.eye(fr.N_CATEGORIES)[[0, 6]], ages=[[720.0, 672.0, 40.0], [10.0, 5.0, 1.0]]
+    )
     _compare(p, q, c)
     f = S.FORMULAS["blend"]
     changed = f.expr.subs(S.sigma * (1 - S.alpha_p), S.sigma * (1 - sp.Rational(101, 100) * S.alpha_p))

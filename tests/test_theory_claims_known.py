@@ -28,19 +28,18 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 import frcore
-from frcore import CATEGORY_NAMES, N_CATEGORIES
 import theory.corpus_claims as cc
-from theory import polytope as poly
-from theory import verdict as vd
+from frcore import CATEGORY_NAMES, N_CATEGORIES
+from theory import polytope as poly, verdict as vd
 from theory._base import CLAIMS
 from theory.corpus import build_corpus, rescale_sigma
 
-SETTINGS = settings(max_examples=40, deadline=None, derandomize=True, database=None,
-                    suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=40, deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 M = poly.DEFAULT_MARGIN
 assert M == 1e-3  # the closed forms below are written for the default margin
@@ -87,20 +86,51 @@ from helpers import BowEmbedder  # noqa: E402  (tests/ is on sys.path)
 
 
 def _fact(pid, fid, text, cats, said, **kw):
-    f = {"id": f"{pid}.{fid}", "text": text, "categories": {cats: 1.0} if isinstance(cats, str) else dict(cats),
-         "slot": None, "session": 1, "said_at": said, "event_time": None, "confidence": 1.0, "numeric": False,
-         "role": "stable", "links": {}, "source": "test"}
+    f = {
+        "id": f"{pid}.{fid}",
+        "text": text,
+        "categories": {cats: 1.0} if isinstance(cats, str) else dict(cats),
+        "slot": None,
+        "session": 1,
+        "said_at": said,
+        "event_time": None,
+        "confidence": 1.0,
+        "numeric": False,
+        "role": "stable",
+        "links": {},
+        "source": "test",
+    }
     f.update(kw)
     return f
 
 
 def _suite(pid, facts, support=(), wrong=(), turns=(), sessions=None):
     sessions = sessions or [{"id": 1, "date": ASKED, "type": "critical", "topic": "x"}]
-    q = {"id": f"{pid}_q", "text": f"q: {pid}", "asked_at": ASKED, "attack_vector": "AV_test", "relevant_categories": [],
-         "correct_answer": "-", "wrong_answer_indicators": [], "intent": "current",
-         "support": [f"{pid}.{i}" for i in support], "wrong": [f"{pid}.{i}" for i in wrong], "notes": "", "conflict": False}
-    return {"suite": "test", "version": 1, "persona": pid, "name": pid, "asked_at": ASKED, "sessions": sessions,
-            "facts": list(facts), "turns": list(turns), "questions": [q]}
+    q = {
+        "id": f"{pid}_q",
+        "text": f"q: {pid}",
+        "asked_at": ASKED,
+        "attack_vector": "AV_test",
+        "relevant_categories": [],
+        "correct_answer": "-",
+        "wrong_answer_indicators": [],
+        "intent": "current",
+        "support": [f"{pid}.{i}" for i in support],
+        "wrong": [f"{pid}.{i}" for i in wrong],
+        "notes": "",
+        "conflict": False,
+    }
+    return {
+        "suite": "test",
+        "version": 1,
+        "persona": pid,
+        "name": pid,
+        "asked_at": ASKED,
+        "sessions": sessions,
+        "facts": list(facts),
+        "turns": list(turns),
+        "questions": [q],
+    }
 
 
 def pair_corpus(spec):
@@ -108,8 +138,14 @@ def pair_corpus(spec):
     suites, sigma = [], {}
     for pid, (cs, ss, ts), (cx, sx, tx) in spec:
         sigma[f"{pid} s"], sigma[f"{pid} x"] = ss, sx
-        suites.append(_suite(pid, [_fact(pid, "s", f"{pid} s", cs, ts), _fact(pid, "x", f"{pid} x", cx, tx)],
-                             support=["s"], wrong=["x"]))
+        suites.append(
+            _suite(
+                pid,
+                [_fact(pid, "s", f"{pid} s", cs, ts), _fact(pid, "x", f"{pid} x", cx, tx)],
+                support=["s"],
+                wrong=["x"],
+            )
+        )
     return build_corpus(suites, KnownEmbedder(sigma))
 
 
@@ -183,9 +219,14 @@ def test_requirement_pair_labels_and_nearest_newer_distractor():
     suppression; non-gold z1 (2005, σ .3), z2 (2006, σ .6) newer than s → one distractor pair
     with z2 (highest σ), preservation; z3 (1995, σ .9) is older: never a distractor."""
     pid = "r"
-    facts = [_fact(pid, "s", "r s", FIN, "2000-01-01"), _fact(pid, "xn", "r xn", LOG, "2010-01-01"),
-             _fact(pid, "xo", "r xo", OBL, "1990-01-01"), _fact(pid, "z1", "r z1", HOB, "2005-01-01"),
-             _fact(pid, "z2", "r z2", PREF, "2006-01-01"), _fact(pid, "z3", "r z3", HEALTH, "1995-01-01")]
+    facts = [
+        _fact(pid, "s", "r s", FIN, "2000-01-01"),
+        _fact(pid, "xn", "r xn", LOG, "2010-01-01"),
+        _fact(pid, "xo", "r xo", OBL, "1990-01-01"),
+        _fact(pid, "z1", "r z1", HOB, "2005-01-01"),
+        _fact(pid, "z2", "r z2", PREF, "2006-01-01"),
+        _fact(pid, "z3", "r z3", HEALTH, "1995-01-01"),
+    ]
     sigma = {"r s": 0.5, "r xn": 0.4, "r xo": 0.7, "r z1": 0.3, "r z2": 0.6, "r z3": 0.9}
     c = build_corpus([_suite(pid, facts, support=["s"], wrong=["xn", "xo"])], KnownEmbedder(sigma))
     P = poly.requirement_pairs(c)
@@ -469,8 +510,11 @@ def _hours_between(a: str, b: str) -> float:
 
 #: A.2.4 in the paper's regime: months-old FINANCIAL pairs, stale x older than support s,
 #: σ misorders them by .05 / .06 / .07 (median .06).
-REGIME = [("R1", "2025-01-01", "2024-12-01", 0.45), ("R2", "2025-02-01", "2024-12-01", 0.44),
-          ("R3", "2025-03-01", "2024-11-01", 0.43)]
+REGIME = [
+    ("R1", "2025-01-01", "2024-12-01", 0.45),
+    ("R2", "2025-02-01", "2024-12-01", 0.44),
+    ("R3", "2025-03-01", "2024-11-01", 0.43),
+]
 
 
 def test_a2_4_regime_reproduced_known_ages():
@@ -516,16 +560,20 @@ def _table_policy(weights: dict) -> np.ndarray:
     o = frcore.as_arrays()
     tot = sum(weights.values())
     w = {c: v / tot for c, v in weights.items()}
-    return np.array([sum(v * o.alpha[ci(c)] for c, v in w.items()),
-                     1.0 / sum(v / o.rates[ci(c)] for c, v in w.items()),
-                     sum(v * o.floors[ci(c)] for c, v in w.items())])
+    return np.array(
+        [
+            sum(v * o.alpha[ci(c)] for c, v in w.items()),
+            1.0 / sum(v / o.rates[ci(c)] for c, v in w.items()),
+            sum(v * o.floors[ci(c)] for c, v in w.items()),
+        ]
+    )
 
 
 def _variance(points, labels) -> float:
     """(1/N) Σ_g Σ_{e∈g} ‖p_e − p̄_g‖², from the definition."""
     total = 0.0
     for g in set(labels):
-        ps = [p for p, l in zip(points, labels) if l == g]
+        ps = [p for p, lab in zip(points, labels) if lab == g]
         mu = sum(ps) / len(ps)
         total += sum(float(((p - mu) ** 2).sum()) for p in ps)
     return total / len(points)
@@ -573,8 +621,13 @@ def test_a5_a6_onehot_known_variances(onehot):
     assert w["gap_measured"] == pytest.approx(gap, rel=1e-9)
     assert w["gap_analytic"] == pytest.approx(gap, rel=1e-9)  # one-hot: measured == analytic
     v = CLAIMS["a5_partition"].rule.decide(w)
-    expect = [True, abs(v_beh - 3.60e-3) <= 0.25 * 3.60e-3, abs(v_cog - 2.09e-2) <= 0.25 * 2.09e-2,
-              abs(v_uni - 4.69e-2) <= 0.25 * 4.69e-2, abs(v_cog / opt[3] - 4.2) <= 0.25 * 4.2]
+    expect = [
+        True,
+        abs(v_beh - 3.60e-3) <= 0.25 * 3.60e-3,
+        abs(v_cog - 2.09e-2) <= 0.25 * 2.09e-2,
+        abs(v_uni - 4.69e-2) <= 0.25 * 4.69e-2,
+        abs(v_cog / opt[3] - 4.2) <= 0.25 * 4.2,
+    ]
     assert [p.holds for p in v.parts] == expect
     assert v.verdict == (vd.REPRODUCED if all(expect) else vd.PARTLY)
     r6 = CLAIMS["a6_gap"].check(corpus)
@@ -618,21 +671,36 @@ def test_a14_soft_membership_known():
     2 + 1 + 2 + 2 + 3 = 10 → 2.0 per entry. Two filler user turns (OTHER = 1) are reported
     only among all edges: 3 of 7 below .90, 12/7 categories. The assistant turn is no edge."""
     pid = "m"
-    cats = [{FIN: 0.6, LOG: 0.4}, {IDENT: 1.0}, {HEALTH: 0.92, HOB: 0.08}, {PREF: 0.5, HOB: 0.46, OBL: 0.04},
-            {LOG: 0.3, OBL: 0.3, FIN: 0.4}]
+    cats = [
+        {FIN: 0.6, LOG: 0.4},
+        {IDENT: 1.0},
+        {HEALTH: 0.92, HOB: 0.08},
+        {PREF: 0.5, HOB: 0.46, OBL: 0.04},
+        {LOG: 0.3, OBL: 0.3, FIN: 0.4},
+    ]
     facts = [_fact(pid, f"f{k}", f"m f{k}", c, "2025-05-01") for k, c in enumerate(cats)]
-    turns = [{"id": f"m.s2.t{j}", "session": 2, "said_at": "2025-06-01", "role": r, "text": f"m t{j}"}
-             for j, r in ((1, "user"), (2, "assistant"), (3, "user"))]
-    sessions = [{"id": 1, "date": "2025-05-01", "type": "critical", "topic": "x"},
-                {"id": 2, "date": "2025-06-01", "type": "filler", "topic": "y"}]
+    turns = [
+        {"id": f"m.s2.t{j}", "session": 2, "said_at": "2025-06-01", "role": r, "text": f"m t{j}"}
+        for j, r in ((1, "user"), (2, "assistant"), (3, "user"))
+    ]
+    sessions = [
+        {"id": 1, "date": "2025-05-01", "type": "critical", "topic": "x"},
+        {"id": 2, "date": "2025-06-01", "type": "filler", "topic": "y"},
+    ]
     sigma = {f"m f{k}": 0.5 for k in range(5)} | {"m t1": 0.2, "m t3": 0.3}
     corpus = build_corpus([_suite(pid, facts, support=["f0"], turns=turns, sessions=sessions)], KnownEmbedder(sigma))
     res = CLAIMS["a14_corpus"].check(corpus)
     assert res.passed
-    assert res.witness["facts"] == {"entries": 5, "share_primary_below_0_90": pytest.approx(0.6),
-                                    "mean_categories_above_0_05": pytest.approx(2.0)}
-    assert res.witness["all_edges"] == {"entries": 7, "share_primary_below_0_90": pytest.approx(3 / 7),
-                                        "mean_categories_above_0_05": pytest.approx(12 / 7)}
+    assert res.witness["facts"] == {
+        "entries": 5,
+        "share_primary_below_0_90": pytest.approx(0.6),
+        "mean_categories_above_0_05": pytest.approx(2.0),
+    }
+    assert res.witness["all_edges"] == {
+        "entries": 7,
+        "share_primary_below_0_90": pytest.approx(3 / 7),
+        "mean_categories_above_0_05": pytest.approx(12 / 7),
+    }
     v = CLAIMS["a14_corpus"].rule.decide(res.witness)
     assert [p.holds for p in v.parts] == [False, True] and v.verdict == vd.PARTLY  # 60% vs 66.8% ± 5 pp
 
@@ -663,12 +731,18 @@ def test_rescale_sigma_known():
 
 def test_router_categories_soft_and_only_facts_change():
     pid = "rt"
-    texts = ["my salary pays for the flight trip", "my doctor said my health is fine and i like tea",
-             "the exam deadline and the project launch", "i love my family and my partner"]
+    texts = [
+        "my salary pays for the flight trip",
+        "my doctor said my health is fine and i like tea",
+        "the exam deadline and the project launch",
+        "i love my family and my partner",
+    ]
     facts = [_fact(pid, f"f{k}", t, OBL, "2025-05-01") for k, t in enumerate(texts)]
     turns = [{"id": "rt.s2.t1", "session": 2, "said_at": "2025-06-01", "role": "user", "text": "salary flight doctor"}]
-    sessions = [{"id": 1, "date": "2025-05-01", "type": "critical", "topic": "x"},
-                {"id": 2, "date": "2025-06-01", "type": "filler", "topic": "y"}]
+    sessions = [
+        {"id": 1, "date": "2025-05-01", "type": "critical", "topic": "x"},
+        {"id": 2, "date": "2025-06-01", "type": "filler", "topic": "y"},
+    ]
     s = _suite(pid, facts, support=["f0"], wrong=["f1"], turns=turns, sessions=sessions)
     gold = build_corpus([s], BowEmbedder())
     rout = build_corpus([s], BowEmbedder(), categories="router")
@@ -780,8 +854,15 @@ def test_farkas_exact_valid_and_tampered():
     A, c = _interval_system()
     y = np.array([1.0, 1.0, 0.0, 0.0])  # yᵀA = 0, yᵀc = −.3
     assert poly.check_farkas(A, c, y) and poly.check_farkas_exact(A, c, y)
-    for bad in (-y, np.zeros(4), np.array([1.0, 0.0, 0.0, 0.0]), np.array([1.0, 0.4, 0.0, 0.0]),
-                np.array([1.0, 1.0, 0.3, 0.0]), np.array([1.0, np.nan, 0.0, 0.0]), y[:3]):
+    for bad in (
+        -y,
+        np.zeros(4),
+        np.array([1.0, 0.0, 0.0, 0.0]),
+        np.array([1.0, 0.4, 0.0, 0.0]),
+        np.array([1.0, 1.0, 0.3, 0.0]),
+        np.array([1.0, np.nan, 0.0, 0.0]),
+        y[:3],
+    ):
         assert not poly.check_farkas_exact(A, c, bad), bad
         assert not poly.check_farkas(A, c, bad), bad
     c2 = c.copy()
@@ -873,8 +954,10 @@ DYADIC = st.integers(0, 8).map(lambda k: k / 8)  # every difference exact in flo
 
 
 @SETTINGS
-@given(st.lists(st.tuples(st.sampled_from([0, 1]), DYADIC, DYADIC, DYADIC, DYADIC), min_size=1, max_size=10),
-       st.sampled_from([0.0, 1 / 64]))
+@given(
+    st.lists(st.tuples(st.sampled_from([0, 1]), DYADIC, DYADIC, DYADIC, DYADIC), min_size=1, max_size=10),
+    st.sampled_from([0.0, 1 / 64]),
+)
 def test_cross_pair_shares_brute_force(rows, margin):
     """Both pair rules against an exact brute force; and the all-pairs count = the
     satisfiable-alone count + every cross-pair with a member no α meets alone."""
@@ -910,8 +993,19 @@ def test_pair_rules_agree_on_which_pairs_are_satisfiable_alone():
     plus every cross-pair with a member no α meets alone."""
     eps = M - 1e-12
     z = np.zeros(2, dtype=np.int64)
-    Pp = poly.Pairs(np.array([poly.PRESERVATION, poly.SUPPRESSION]), z, z, z, np.ones(2, bool),
-                    np.array([0.5 + eps, 0.9]), np.array([0.5, 0.1]), np.array([0.0, 1.0]), np.array([1.0, 0.0]), z, z)
+    Pp = poly.Pairs(
+        np.array([poly.PRESERVATION, poly.SUPPRESSION]),
+        z,
+        z,
+        z,
+        np.ones(2, bool),
+        np.array([0.5 + eps, 0.9]),
+        np.array([0.5, 0.1]),
+        np.array([0.0, 1.0]),
+        np.array([1.0, 0.0]),
+        z,
+        z,
+    )
     sh = cc.cross_pair_shares(Pp)
     sat, allp = sh["satisfiable_alone"], sh["all_pairs"]
     assert allp["infeasible"] == sat["infeasible"] + allp["cross_pairs"] - sat["cross_pairs"], (
@@ -919,4 +1013,5 @@ def test_pair_rules_agree_on_which_pairs_are_satisfiable_alone():
         "_global_alpha_analysis) call a pair satisfiable alone iff lo <= hi, with no tolerance, while "
         "corpus_claims.py:162 cross_pair_shares (all_pairs rule) uses lo <= hi + GAP_TOL. A pair with an empty "
         f"interval by < 1e-9 is excluded under 'satisfiable_alone' ({sat}) but counted satisfiable, and its "
-        f"cross-pair feasible, under 'all_pairs' ({allp}).")
+        f"cross-pair feasible, under 'all_pairs' ({allp})."
+    )

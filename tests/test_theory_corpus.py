@@ -6,24 +6,22 @@ independent of the generator and of the real data.
 
 from __future__ import annotations
 
-import itertools
 import json
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 import frcore
 from frcore import State
-from theory import partitions as part
-from theory import polytope as poly
+from theory import partitions as part, polytope as poly
 from theory._base import CLAIMS, ClaimResult
 from theory.calibrate import calibrate, load_params, save_params
 from theory.corpus import build_corpus, derive_states
 
-SETTINGS = settings(max_examples=40, deadline=None, derandomize=True, database=None,
-                    suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=40, deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 BELL = [1, 1, 2, 5, 15, 52, 203, 877, 4140]  # Bell(0..8), known values
 
@@ -32,9 +30,20 @@ from helpers import BowEmbedder  # noqa: E402  (tests/ is on sys.path)
 
 
 def _fact(i, text, cat, session, said, **kw):
-    f = {"id": f"p.f{i}", "text": text, "categories": {cat: 1.0} if isinstance(cat, str) else cat, "slot": None,
-         "session": session, "said_at": said, "event_time": None, "confidence": 1.0, "numeric": False,
-         "role": "stable", "links": {}, "source": "test"}
+    f = {
+        "id": f"p.f{i}",
+        "text": text,
+        "categories": {cat: 1.0} if isinstance(cat, str) else cat,
+        "slot": None,
+        "session": session,
+        "said_at": said,
+        "event_time": None,
+        "confidence": 1.0,
+        "numeric": False,
+        "role": "stable",
+        "links": {},
+        "source": "test",
+    }
     f.update(kw)
     return f
 
@@ -42,40 +51,132 @@ def _fact(i, text, cat, session, said, **kw):
 def tiny_suite() -> dict:
     """One persona: an old FINANCIAL fact vs newer money chat, a superseded LOGISTICAL home, an
     expired obligation, a retraction, a tentative update."""
-    sessions = [{"id": k, "date": d, "type": t, "topic": "x"} for k, d, t in
-                [(1, "2025-01-01", "critical"), (2, "2025-02-01", "filler"), (3, "2025-03-01", "critical"),
-                 (4, "2025-05-01", "filler"), (5, "2025-06-20", "critical")]]
+    sessions = [
+        {"id": k, "date": d, "type": t, "topic": "x"}
+        for k, d, t in [
+            (1, "2025-01-01", "critical"),
+            (2, "2025-02-01", "filler"),
+            (3, "2025-03-01", "critical"),
+            (4, "2025-05-01", "filler"),
+            (5, "2025-06-20", "critical"),
+        ]
+    ]
     facts = [
         _fact(1, "my salary is fifty thousand pounds a year", "FINANCIAL_MATERIAL", 1, "2025-01-01", numeric=True),
         _fact(2, "i live in a flat on oak street", "LOGISTICAL_CONTEXT", 1, "2025-01-01", slot="home"),
-        _fact(3, "i moved to a flat on elm street", "LOGISTICAL_CONTEXT", 3, "2025-03-01", slot="home", links={"supersedes": "p.f2"}),
+        _fact(
+            3,
+            "i moved to a flat on elm street",
+            "LOGISTICAL_CONTEXT",
+            3,
+            "2025-03-01",
+            slot="home",
+            links={"supersedes": "p.f2"},
+        ),
         _fact(4, "dentist appointment on march tenth", "OBLIGATIONS", 1, "2025-01-01", event_time="2025-03-10"),
         _fact(5, "planning to learn the cello", "HOBBIES_RECREATION", 1, "2025-01-01"),
         _fact(6, "dropped the cello plan", "HOBBIES_RECREATION", 3, "2025-03-01", links={"retracts": "p.f5"}),
-        _fact(7, "i like tea in the morning", {"PREFERENCES_HABITS": 0.6, "HEALTH_WELLBEING": 0.4}, 1, "2025-01-01", slot="drink"),
-        _fact(8, "maybe switching to coffee", "PREFERENCES_HABITS", 5, "2025-06-20", slot="drink", confidence=0.4,
-              links={"tentative_for": "p.f7"}),
+        _fact(
+            7,
+            "i like tea in the morning",
+            {"PREFERENCES_HABITS": 0.6, "HEALTH_WELLBEING": 0.4},
+            1,
+            "2025-01-01",
+            slot="drink",
+        ),
+        _fact(
+            8,
+            "maybe switching to coffee",
+            "PREFERENCES_HABITS",
+            5,
+            "2025-06-20",
+            slot="drink",
+            confidence=0.4,
+            links={"tentative_for": "p.f7"},
+        ),
         _fact(9, "my rent on elm street is nine hundred pounds", "FINANCIAL_MATERIAL", 5, "2025-06-20", numeric=True),
     ]
-    turns = [{"id": f"p.s{s}.t{j}", "session": s, "said_at": d, "role": r, "text": txt} for s, d, j, r, txt in [
-        (2, "2025-02-01", 1, "user", "pounds and pounds of snow this year"),
-        (2, "2025-02-01", 2, "assistant", "sounds cold"),
-        (4, "2025-05-01", 1, "user", "my flat smells of paint, salary day soon"),
-        (4, "2025-05-01", 2, "user", "a year of fifty walks on the street"),
-    ]]
-    q = lambda i, text, av, intent, sup, wrong, cats: {  # noqa: E731
-        "id": f"p_q{i}", "text": text, "asked_at": "2025-07-01", "attack_vector": av, "relevant_categories": cats,
-        "correct_answer": "-", "wrong_answer_indicators": [], "intent": intent, "support": sup, "wrong": wrong,
-        "notes": "", "conflict": False}
-    questions = [
-        q(1, "what is my salary a year in pounds?", "AV8_numeric_preservation", "current", ["p.f1"], ["p.f9"], ["FINANCIAL_MATERIAL"]),
-        q(2, "where is my flat, which street?", "AV1_superseded_preference", "current", ["p.f3"], ["p.f2"], ["LOGISTICAL_CONTEXT"]),
-        q(3, "when is the dentist appointment?", "AV2_expired_logistics", "upcoming", ["p.f6"], ["p.f4"], ["OBLIGATIONS"]),
-        q(4, "am i learning the cello?", "AV7_selective_forgetting", "retraction_aware", ["p.f6"], ["p.f5"], ["HOBBIES_RECREATION"]),
-        q(5, "what do i drink in the morning?", "AV9_soft_supersession", "current", ["p.f7", "p.f8"], [], ["PREFERENCES_HABITS"]),
+    turns = [
+        {"id": f"p.s{s}.t{j}", "session": s, "said_at": d, "role": r, "text": txt}
+        for s, d, j, r, txt in [
+            (2, "2025-02-01", 1, "user", "pounds and pounds of snow this year"),
+            (2, "2025-02-01", 2, "assistant", "sounds cold"),
+            (4, "2025-05-01", 1, "user", "my flat smells of paint, salary day soon"),
+            (4, "2025-05-01", 2, "user", "a year of fifty walks on the street"),
+        ]
     ]
-    return {"suite": "test", "version": 1, "persona": "p", "name": "P", "asked_at": "2025-07-01", "sessions": sessions,
-            "facts": facts, "turns": turns, "questions": questions}
+    q = lambda i, text, av, intent, sup, wrong, cats: {  # noqa: E731
+        "id": f"p_q{i}",
+        "text": text,
+        "asked_at": "2025-07-01",
+        "attack_vector": av,
+        "relevant_categories": cats,
+        "correct_answer": "-",
+        "wrong_answer_indicators": [],
+        "intent": intent,
+        "support": sup,
+        "wrong": wrong,
+        "notes": "",
+        "conflict": False,
+    }
+    questions = [
+        q(
+            1,
+            "what is my salary a year in pounds?",
+            "AV8_numeric_preservation",
+            "current",
+            ["p.f1"],
+            ["p.f9"],
+            ["FINANCIAL_MATERIAL"],
+        ),
+        q(
+            2,
+            "where is my flat, which street?",
+            "AV1_superseded_preference",
+            "current",
+            ["p.f3"],
+            ["p.f2"],
+            ["LOGISTICAL_CONTEXT"],
+        ),
+        q(
+            3,
+            "when is the dentist appointment?",
+            "AV2_expired_logistics",
+            "upcoming",
+            ["p.f6"],
+            ["p.f4"],
+            ["OBLIGATIONS"],
+        ),
+        q(
+            4,
+            "am i learning the cello?",
+            "AV7_selective_forgetting",
+            "retraction_aware",
+            ["p.f6"],
+            ["p.f5"],
+            ["HOBBIES_RECREATION"],
+        ),
+        q(
+            5,
+            "what do i drink in the morning?",
+            "AV9_soft_supersession",
+            "current",
+            ["p.f7", "p.f8"],
+            [],
+            ["PREFERENCES_HABITS"],
+        ),
+    ]
+    return {
+        "suite": "test",
+        "version": 1,
+        "persona": "p",
+        "name": "P",
+        "asked_at": "2025-07-01",
+        "sessions": sessions,
+        "facts": facts,
+        "turns": turns,
+        "questions": questions,
+    }
 
 
 @pytest.fixture(scope="module")
@@ -129,10 +230,13 @@ def test_states_as_of_earlier_time():
     assert st_["p.f2"] == State.ACTIVE and st_["p.f4"] == State.ACTIVE and st_["p.f5"] == State.ACTIVE
 
 
-@pytest.mark.parametrize("field,value,needle", [
-    ("support", ["p.nope"], "p.nope"),
-    ("wrong", ["p.f1", "p.missing"], "p.missing"),
-])
+@pytest.mark.parametrize(
+    "field,value,needle",
+    [
+        ("support", ["p.nope"], "p.nope"),
+        ("wrong", ["p.f1", "p.missing"], "p.missing"),
+    ],
+)
 def test_bad_gold_id_raises(field, value, needle):
     s = tiny_suite()
     s["questions"][0][field] = value
@@ -172,7 +276,7 @@ def _set_partitions(items):
     for p in _set_partitions(rest):
         yield [[first]] + p
         for i in range(len(p)):
-            yield p[:i] + [[first] + p[i]] + p[i + 1:]
+            yield p[:i] + [[first] + p[i]] + p[i + 1 :]
 
 
 def test_optimum_matches_brute_force():
@@ -267,8 +371,10 @@ def test_max_margin_point_satisfies_every_row(seed, n, rows):
 
 
 @SETTINGS
-@given(st.lists(st.tuples(st.floats(0, 1), st.floats(0, 1), st.floats(0, 1), st.floats(0, 1)), min_size=1, max_size=8),
-       st.sampled_from([0.0, 1e-3, 0.05]))
+@given(
+    st.lists(st.tuples(st.floats(0, 1), st.floats(0, 1), st.floats(0, 1), st.floats(0, 1)), min_size=1, max_size=8),
+    st.sampled_from([0.0, 1e-3, 0.05]),
+)
 def test_alpha_intervals_match_grid(rows, margin):
     r = np.array(rows)
     z = np.zeros(len(r), dtype=np.int64)
@@ -284,8 +390,19 @@ def test_alpha_intervals_match_grid(rows, margin):
 
 def test_required_alpha():
     z = np.zeros(3, dtype=np.int64)
-    P = poly.Pairs(z, z, z, z, np.ones(3, bool), np.array([0.5, 0.4, 0.6]), np.array([0.6, 0.6, 0.5]),
-                   np.array([0.3, 0.0, 0.0]), np.array([0.0, 0.1, 0.0]), z, z)
+    P = poly.Pairs(
+        z,
+        z,
+        z,
+        z,
+        np.ones(3, bool),
+        np.array([0.5, 0.4, 0.6]),
+        np.array([0.6, 0.6, 0.5]),
+        np.array([0.3, 0.0, 0.0]),
+        np.array([0.0, 0.1, 0.0]),
+        z,
+        z,
+    )
     r = poly.required_alpha(P)
     assert r[0] == pytest.approx(0.1 / 0.4) and np.isinf(r[1]) and r[2] == 0.0
 
@@ -293,7 +410,16 @@ def test_required_alpha():
 # --------------------------------------------------------------------------- claims
 
 
-CORPUS_CLAIMS = ["a2_4_regime", "a7_1_witness", "a10_global_alpha", "a10_category_alpha", "a5_partition", "a6_gap", "a14_corpus", "a15_calibrate"]
+CORPUS_CLAIMS = [
+    "a2_4_regime",
+    "a7_1_witness",
+    "a10_global_alpha",
+    "a10_category_alpha",
+    "a5_partition",
+    "a6_gap",
+    "a14_corpus",
+    "a15_calibrate",
+]
 
 
 @pytest.mark.parametrize("cid", CORPUS_CLAIMS)
@@ -347,7 +473,9 @@ def test_run_claims_isolates_failures():
     recs = run_claims(Broken(), ids=["a14_corpus", "a5_partition", "a12_decomposition"])
     assert {r["id"] for r in recs} == {"a14_corpus", "a5_partition", "a12_decomposition"}
     broken = [r for r in recs if r["id"] != "a12_decomposition"]
-    assert all(r["check"] == "error" and r["verdict"] == "not comparable" and "no corpus here" in r["ours"] for r in broken)
+    assert all(
+        r["check"] == "error" and r["verdict"] == "not comparable" and "no corpus here" in r["ours"] for r in broken
+    )
     assert [r["check"] for r in recs if r["id"] == "a12_decomposition"] == ["pass"]  # the others still ran
 
 
@@ -365,8 +493,24 @@ def test_fr_theory_cli(tmp_path):
     assert set(CORPUS_CLAIMS) <= ids
     assert doc["inputs"] == {"suite": str(tmp_path), "embedder": "hash", "personas": 1}
     for c in doc["claims"]:
-        base = {"id", "title", "paper", "ours", "check", "verdict", "rule", "reason", "parts", "diagnosis", "inputs", "method", "range"}
-        assert base <= set(c) <= base | {"tried", "disagreements", "lipschitz", "delta_min", "queries_satisfying"}, c["id"]
+        base = {
+            "id",
+            "title",
+            "paper",
+            "ours",
+            "check",
+            "verdict",
+            "rule",
+            "reason",
+            "parts",
+            "diagnosis",
+            "inputs",
+            "method",
+            "range",
+        }
+        assert base <= set(c) <= base | {"tried", "disagreements", "lipschitz", "delta_min", "queries_satisfying"}, c[
+            "id"
+        ]
         assert c["method"] in ("symbolic", "witness", "numeric", "search")
         assert c["check"] in ("pass", "fail", "error")
         assert c["verdict"] in ("reproduced", "partly reproduced", "not reproduced", "not comparable")

@@ -43,10 +43,22 @@ def test_measured_L_bounds_the_slope(corpus, scale):
     rng = np.random.default_rng(0)
     for _ in range(4):
         a, b = (np.clip(sim + rng.uniform(-EPS, EPS, sim.shape), 0, 1) for _ in range(2))
-        sa, sb = E._totals(p, corpus.queries, corpus.cands, a, scale=scale), E._totals(p, corpus.queries, corpus.cands, b, scale=scale)
-        ok = valid & np.isfinite(sa) & np.isfinite(sb) & np.isfinite(L) & (np.minimum(sa, sb) > (0 if scale == "product" else -20))
+        sa, sb = (
+            E._totals(p, corpus.queries, corpus.cands, a, scale=scale),
+            E._totals(p, corpus.queries, corpus.cands, b, scale=scale),
+        )
+        ok = (
+            valid
+            & np.isfinite(sa)
+            & np.isfinite(sb)
+            & np.isfinite(L)
+            & (np.minimum(sa, sb) > (0 if scale == "product" else -20))
+        )
         with np.errstate(invalid="ignore"):
-            gap, bound = np.abs(sa - sb), L * np.abs(a - b) * (1 + 1e-3) + 1e-4 * np.maximum(1.0, np.abs(sa))  # float32 kernel
+            gap, bound = (
+                np.abs(sa - sb),
+                L * np.abs(a - b) * (1 + 1e-3) + 1e-4 * np.maximum(1.0, np.abs(sa)),
+            )  # float32 kernel
         assert np.all(gap[ok] <= bound[ok])
 
 
@@ -84,7 +96,7 @@ def test_condition_implies_invariance_and_record(result, corpus):
     assert w["lipschitz"] > 0 and w["delta_min"] >= 0 and isinstance(w["queries_satisfying"], int)
     assert w["queries"] == corpus.n_questions
     assert w["top1"]["queries_satisfying"] > 0  # the condition is met somewhere: the check is not vacuous
-    for eps, g in w["by_eps"].items():
+    for g in w["by_eps"].values():
         for t in g.values():
             assert t["violations"] == 0 and t["queries_satisfying"] <= t["invariant"] + t["violations"]
     v = CLAIMS["eps_relax_frcore"].rule.decide(w)

@@ -11,8 +11,10 @@ import pytest
 import sympy
 from sympy import IndexedBase, Sum
 
-from theory import formal  # noqa: F401  (registers the claims, the symbolic ones included)
-from theory import proofs as P
+from theory import (
+    formal,  # noqa: F401  (registers the claims, the symbolic ones included)
+    proofs as P,
+)
 from theory._base import CLAIMS
 from theory.run import RECORD_KEYS
 
@@ -69,7 +71,16 @@ def test_manifest_nonnegativity():
     a, b = sympy.symbols("a b", real=True)
     p, q = sympy.symbols("p q", positive=True)
     d = sympy.Symbol("d", nonnegative=True)
-    yes = [p, d, p * d / (p + d), (a - b) ** 2, p * (a - b) ** 2 / (p * q), S(w[i] * (x[i] - 1) ** 2), sympy.Integer(0), p + d + 3]
+    yes = [
+        p,
+        d,
+        p * d / (p + d),
+        (a - b) ** 2,
+        p * (a - b) ** 2 / (p * q),
+        S(w[i] * (x[i] - 1) ** 2),
+        sympy.Integer(0),
+        p + d + 3,
+    ]
     no = [a, a - b, -p, p - q, (a - b) ** 3, p * a, S(x[i]), sympy.log(p)]
     assert all(P.manifestly_nonnegative(e) for e in yes)
     assert not any(P.manifestly_nonnegative(e) for e in no)

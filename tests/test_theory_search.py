@@ -13,9 +13,7 @@ from hypothesis import given, settings
 
 import frcore as fr
 from frcore import State
-from theory import depth
-from theory import search as S
-from theory import strategies as ts
+from theory import depth, search as S, strategies as ts
 from theory._base import CLAIMS
 from theory.witnesses import Edge
 
@@ -46,14 +44,27 @@ def test_oracle_supersession_soft_and_simultaneous():
 
 
 def test_oracle_retraction_links_and_expiry():
-    h = H("current",
-          E("a", 0.9, 300, "s"), E("b", 0.8, 100, "s", retracted=True),  # a retracted value supersedes nothing
-          E("r", 0.1, 5, None, links=(("retracts", "x"),)), E("x", 0.95, 50, "t"),
-          E("old", 0.7, 400, "u"), E("new", 0.2, 20, "v", links=(("supersedes", "old"),)),
-          E("due", 0.99, 30, "w", cat="OBLIGATIONS", hours_to_event=-1.0),
-          E("fin", 0.98, 30, "y", cat="FINANCIAL_MATERIAL", hours_to_event=-1.0))
-    assert states(h) == {"a": "active", "b": "retracted", "r": "active", "x": "retracted", "old": "superseded",
-                         "new": "active", "due": "expired", "fin": "active"}
+    h = H(
+        "current",
+        E("a", 0.9, 300, "s"),
+        E("b", 0.8, 100, "s", retracted=True),  # a retracted value supersedes nothing
+        E("r", 0.1, 5, None, links=(("retracts", "x"),)),
+        E("x", 0.95, 50, "t"),
+        E("old", 0.7, 400, "u"),
+        E("new", 0.2, 20, "v", links=(("supersedes", "old"),)),
+        E("due", 0.99, 30, "w", cat="OBLIGATIONS", hours_to_event=-1.0),
+        E("fin", 0.98, 30, "y", cat="FINANCIAL_MATERIAL", hours_to_event=-1.0),
+    )
+    assert states(h) == {
+        "a": "active",
+        "b": "retracted",
+        "r": "active",
+        "x": "retracted",
+        "old": "superseded",
+        "new": "active",
+        "due": "expired",
+        "fin": "active",
+    }
     assert S.paper_answers(h)[0] == {"fin"}  # the most aligned admissible statement
 
 
@@ -66,7 +77,10 @@ def test_oracle_intents_and_numeric_exemption():
     assert S.paper_answers(H("historical", new, up, gone))[0] == {"gone"}  # historical admits expired
     assert S.paper_answers(H("upcoming", old, new, up, gone))[0] == {"up"}  # only an event ahead
     soft = E("soft", 0.9, 5, "t", cat="OBLIGATIONS", hours_to_event=24.0, confidence=0.4)
-    assert S.paper_answers(H("upcoming", E("hard", 0.2, 50, "t", cat="OBLIGATIONS", hours_to_event=30.0), soft))[0] == set()  # contested is not active
+    assert (
+        S.paper_answers(H("upcoming", E("hard", 0.2, 50, "t", cat="OBLIGATIONS", hours_to_event=30.0), soft))[0]
+        == set()
+    )  # contested is not active
     assert S.paper_answers(H("current", E("r", 0.5, 5, None, retracted=True)))[0] == set()  # nothing may be returned
 
 
@@ -100,10 +114,15 @@ def test_theorem1_finding_is_reported_with_its_cause():
 
 
 def test_histories_frcore_gets_right_are_not_reported():
-    ok = [H("current", E("A", 0.9, 300, "a"), E("B", 0.9, 10, "a")),  # the newer value of a slot (equal σ)
-          H("current", E("A", 0.9, 20, "a"), E("B", 0.5, 10, "b")),  # the more aligned, ages alike
-          H("upcoming", E("X", 0.8, 100, "x", cat="OBLIGATIONS", hours_to_event=24.0),
-            E("Y", 0.8, 100, "y", cat="OBLIGATIONS", hours_to_event=-0.5))]
+    ok = [
+        H("current", E("A", 0.9, 300, "a"), E("B", 0.9, 10, "a")),  # the newer value of a slot (equal σ)
+        H("current", E("A", 0.9, 20, "a"), E("B", 0.5, 10, "b")),  # the more aligned, ages alike
+        H(
+            "upcoming",
+            E("X", 0.8, 100, "x", cat="OBLIGATIONS", hours_to_event=24.0),
+            E("Y", 0.8, 100, "y", cat="OBLIGATIONS", hours_to_event=-0.5),
+        ),
+    ]
     assert S.disagreements(ok) == []
 
 
@@ -137,7 +156,9 @@ def test_search_claim_record(search_result):
     assert len(w["disagreements"]) <= w["n_disagreements"]
     for d in w["disagreements"]:
         assert set(d) == {"cause", "history"} and d["cause"] in w["by_cause"]
-        assert d["history"]["frcore_ranking"][:1] != d["history"]["paper_answers"][:1] or not d["history"]["paper_answers"]
+        assert (
+            d["history"]["frcore_ranking"][:1] != d["history"]["paper_answers"][:1] or not d["history"]["paper_answers"]
+        )
     assert w["controls"]["planted_stateless_system"]["reported"]
     assert w["controls"]["theorem1_sigma_0.65_0.60_ages_300h_1h"]["disagrees"]
     v = CLAIMS["thm_sufficiency_search"].rule.decide(w)
@@ -148,7 +169,9 @@ def test_search_claim_record(search_result):
 
 def test_search_is_deterministic_by_default(search_result):
     again = CLAIMS["thm_sufficiency_search"].check(None)
-    assert json.dumps(again.witness, sort_keys=True, default=str) == json.dumps(search_result.witness, sort_keys=True, default=str)
+    assert json.dumps(again.witness, sort_keys=True, default=str) == json.dumps(
+        search_result.witness, sort_keys=True, default=str
+    )
 
 
 def test_deep_mode_records_its_seed(monkeypatch):
@@ -157,7 +180,12 @@ def test_deep_mode_records_its_seed(monkeypatch):
         d = depth.set_depth(True)
         assert d.deep and d.seed is not None
         r = CLAIMS["thm_sufficiency_search"].check(None)
-        assert r.witness["tried"] == 12 and r.witness["depth"] == {"mode": "deep", "examples": 12, "seed": d.seed_for(S.SEED), "deterministic": False}
+        assert r.witness["tried"] == 12 and r.witness["depth"] == {
+            "mode": "deep",
+            "examples": 12,
+            "seed": d.seed_for(S.SEED),
+            "deterministic": False,
+        }
         assert f"seed {d.seed_for(S.SEED)}" in r.witness["range"]
     finally:
         depth.set_depth(False)
@@ -173,7 +201,9 @@ def test_search_record_fields_reach_the_json(tmp_path):
     write_json(recs, str(path))
     (c,) = json.loads(path.read_text())["claims"]
     assert c["method"] == "search" and c["tried"] == S.QUICK_EXAMPLES and isinstance(c["disagreements"], list)
-    assert all({"cause", "history"} <= set(d) for d in c["disagreements"]) and c["range"].startswith(f"{S.QUICK_EXAMPLES} hypothesis histories")
+    assert all({"cause", "history"} <= set(d) for d in c["disagreements"]) and c["range"].startswith(
+        f"{S.QUICK_EXAMPLES} hypothesis histories"
+    )
 
 
 def test_score_terms_are_single_switches():
@@ -183,7 +213,9 @@ def test_score_terms_are_single_switches():
     for name, change, unit, antic in S.SCORE_TERMS:
         if name.startswith("decay"):
             continue
-        assert S.frcore_rankings([h], params=S._params(**change), unit_confidence=unit, anticipation=antic) == base, name
+        assert S.frcore_rankings([h], params=S._params(**change), unit_confidence=unit, anticipation=antic) == base, (
+            name
+        )
 
 
 @settings(max_examples=30)
@@ -206,7 +238,9 @@ def test_histories_do_not_depend_on_what_else_is_imported(tmp_path, monkeypatch)
         return hashlib.md5(json.dumps([h.as_dict() for h in S.generate(40, S.SEED, True)]).encode()).hexdigest()
 
     before = digest()
-    (tmp_path / "fr_constants_probe.py").write_text("VALUES = (0.123456789, 777.25, -3.5e-7, 0.6999, 4242, 'slot:zz')\n")
+    (tmp_path / "fr_constants_probe.py").write_text(
+        "VALUES = (0.123456789, 777.25, -3.5e-7, 0.6999, 4242, 'slot:zz')\n"
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     importlib.import_module("fr_constants_probe")
     try:

@@ -35,13 +35,16 @@ def test_dates_and_datetimes():
     assert fr.parse_time(naive) is naive
 
 
-@pytest.mark.parametrize("value, problem", [
-    ("last tuesday", "not a date 'YYYY-MM-DD' or ISO datetime: 'last tuesday'"),
-    ("", "not a date 'YYYY-MM-DD' or ISO datetime: ''"),
-    (20250310, "expected a date string or datetime, got int"),
-    (None, "expected a date string or datetime, got NoneType"),
-    ("0001-01-01T00:00+01:00", "out of range once converted to UTC (years 1-9999): '0001-01-01T00:00+01:00'"),
-])
+@pytest.mark.parametrize(
+    "value, problem",
+    [
+        ("last tuesday", "not a date 'YYYY-MM-DD' or ISO datetime: 'last tuesday'"),
+        ("", "not a date 'YYYY-MM-DD' or ISO datetime: ''"),
+        (20250310, "expected a date string or datetime, got int"),
+        (None, "expected a date string or datetime, got NoneType"),
+        ("0001-01-01T00:00+01:00", "out of range once converted to UTC (years 1-9999): '0001-01-01T00:00+01:00'"),
+    ],
+)
 def test_errors_name_the_field(value, problem):
     with pytest.raises(fr.TimeParseError) as e:
         fr.parse_time(value, "event_time")

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from .verdict import Rule
 
-CLAIMS: dict[str, "Claim"] = {}
+CLAIMS: dict[str, Claim] = {}
 
 #: How a claim establishes its statement (the ``method`` of every ``fr theory --json`` record):
 #: a SymPy proof for symbolic parameters, hand-built witnesses scored by frcore, numbers computed
@@ -51,8 +52,17 @@ class Claim:
     range: str = ""
 
 
-def claim(id: str, title: str, paper: str, *, rule: Rule, needs_corpus: bool = False,
-          diagnose: Callable[..., Mapping[str, Any]] | None = None, method: str = "numeric", range: str = ""):
+def claim(
+    id: str,
+    title: str,
+    paper: str,
+    *,
+    rule: Rule,
+    needs_corpus: bool = False,
+    diagnose: Callable[..., Mapping[str, Any]] | None = None,
+    method: str = "numeric",
+    range: str = "",
+):
     """Decorator registering a check function as a :class:`Claim` in :data:`CLAIMS`."""
     if not isinstance(rule, Rule):
         raise TypeError(f"claim {id!r}: rule must be a theory.verdict.Rule, got {type(rule).__name__}")

@@ -29,8 +29,9 @@ largest σ; see there).
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -109,11 +110,11 @@ class Corpus:
             for j, i in enumerate(ids):
                 if i not in seen:
                     seen[i] = (self.weights[b, j], bool(self.is_fact[b, j]))
-        ids = sorted(seen)
+        order = sorted(seen)
         return {
-            "ids": np.array(ids, dtype=object),
-            "weights": np.array([seen[i][0] for i in ids]).reshape(-1, N_CATEGORIES),
-            "is_fact": np.array([seen[i][1] for i in ids], dtype=bool),
+            "ids": np.array(order, dtype=object),
+            "weights": np.array([seen[i][0] for i in order]).reshape(-1, N_CATEGORIES),
+            "is_fact": np.array([seen[i][1] for i in order], dtype=bool),
         }
 
 
@@ -121,8 +122,7 @@ def derive_states(facts: Sequence[Mapping[str, Any]], asked_at_h: float) -> dict
     """Lifecycle state of each fact as of ``asked_at`` — FR-Bank's own rules
     (:func:`frcore.bank.derive_states`; one source of truth, never reads ``role``).
     Facts said after ``asked_at`` are reported ACTIVE (they never compete: the corpus drops them)."""
-    from frcore.bank import derive_states as bank_states
-    from frcore.bank import parse_fact
+    from frcore.bank import derive_states as bank_states, parse_fact
 
     records = [parse_fact(dict(f), where="corpus fact") for f in facts]
     known = {r.id for r in records}
@@ -166,7 +166,10 @@ def _suite_items(suite: Mapping[str, Any]):
     filler = {s["id"] for s in sessions if s.get("type") == "filler"}
     facts = list(suite.get("facts") or [])
     turns = [t for t in (suite.get("turns") or []) if t.get("role") == "user"]
-    order = sorted(range(len(turns)), key=lambda i: (_hours(turns[i]["said_at"], "said_at", turns[i]["id"]), turns[i]["session"], i))
+    order = sorted(
+        range(len(turns)),
+        key=lambda i: (_hours(turns[i]["said_at"], "said_at", turns[i]["id"]), turns[i]["session"], i),
+    )
     rank = {turns[i]["id"]: r for r, i in enumerate(order)}
     turn_h = np.array(sorted(_hours(t["said_at"], "said_at", t["id"]) for t in turns))
     items = []
@@ -176,15 +179,38 @@ def _suite_items(suite: Mapping[str, Any]):
                 raise ValueError(f"facts: {persona}: fact {f.get('id', '?')} lacks {key!r}")
         h = _hours(f["said_at"], "said_at", f["id"])
         later = int(len(turn_h) - np.searchsorted(turn_h, np.floor(h / 24.0) * 24.0 + 24.0, side="left"))
-        items.append(dict(id=f["id"], text=f["text"], fact=True, w=_weights_row(f["categories"], f["id"]), said=h,
-                          msgs=later, event=f.get("event_time"), conf=float(f.get("confidence", 1.0)),
-                          numeric=bool(f.get("numeric", False)), slot=f.get("slot")))
+        items.append(
+            dict(
+                id=f["id"],
+                text=f["text"],
+                fact=True,
+                w=_weights_row(f["categories"], f["id"]),
+                said=h,
+                msgs=later,
+                event=f.get("event_time"),
+                conf=float(f.get("confidence", 1.0)),
+                numeric=bool(f.get("numeric", False)),
+                slot=f.get("slot"),
+            )
+        )
     other = np.zeros(N_CATEGORIES)
     other[int(frcore.Category.OTHER)] = 1.0
     for t in turns:
         if t["session"] in filler:
-            items.append(dict(id=t["id"], text=t["text"], fact=False, w=other, said=_hours(t["said_at"], "said_at", t["id"]),
-                              msgs=len(turns) - 1 - rank[t["id"]], event=None, conf=1.0, numeric=False, slot=None))
+            items.append(
+                dict(
+                    id=t["id"],
+                    text=t["text"],
+                    fact=False,
+                    w=other,
+                    said=_hours(t["said_at"], "said_at", t["id"]),
+                    msgs=len(turns) - 1 - rank[t["id"]],
+                    event=None,
+                    conf=1.0,
+                    numeric=False,
+                    slot=None,
+                )
+            )
     session_h = sorted(_hours(s["date"], "date", f"{persona} session {s['id']}") for s in sessions)
     return facts, items, session_h
 
@@ -192,11 +218,12 @@ def _suite_items(suite: Mapping[str, Any]):
 CATEGORY_SOURCES = ("gold", "router")
 
 
-def build_corpus(suites: Sequence[Mapping[str, Any]], embedder, categories: str = "gold") -> Corpus:
+def build_corpus(suites: Sequence[Any], embedder, categories: str = "gold") -> Corpus:
     """Build the :class:`Corpus` of every question of ``suites`` (suite format v1).
 
     Args:
-      suites: parsed suites (``facts``, ``turns``, ``sessions``, ``questions``, ``asked_at``).
+      suites: suite-format-v1 mappings (``facts``, ``turns``, ``sessions``, ``questions``,
+        ``asked_at``) or the suite records :func:`frcore.bench.load_suites` returns.
       embedder: anything with ``embed(texts) -> (n, d)`` unit rows (frcore.bank embedders).
       categories: ``"gold"`` (each fact's own ``categories``) or ``"router"`` (soft weights from
         FR-Bank's router on the fact's text and vector, for every fact).
@@ -229,6 +256,7 @@ def build_corpus(suites: Sequence[Mapping[str, Any]], embedder, categories: str 
         emb_q = np.asarray(embedder.embed([q["text"] for q in questions]), dtype=np.float64) if questions else None
         states_cache: dict[float, dict[str, int]] = {}
         for qi, q in enumerate(questions):
+            assert emb_q is not None  # embedded above whenever there are questions
             asked = _hours(q.get("asked_at") or suite.get("asked_at"), "asked_at", q.get("id", "?"))
             if asked not in states_cache:
                 states_cache[asked] = derive_states(facts, asked)
@@ -240,24 +268,42 @@ def build_corpus(suites: Sequence[Mapping[str, Any]], embedder, categories: str 
             for field, mark in (("support", sup), ("wrong", wr)):
                 for i in q.get(field) or []:
                     if i not in index or index[i] not in pos:
-                        raise ValueError(f"questions.{field}: {persona}: question {q.get('id')} names {i!r}, not a candidate edge")
+                        raise ValueError(
+                            f"questions.{field}: {persona}: question {q.get('id')} names {i!r}, not a candidate edge"
+                        )
                     mark[pos[index[i]]] = True
             last_session = max([h for h in session_h if h <= asked] or [asked])
             its = [items[j] for j in keep]
             sim = np.clip(emb_items[keep] @ emb_q[qi], 0.0, 1.0)
-            ages = np.array([[asked - it["said"], max(last_session - it["said"], 0.0), it["msgs"]] for it in its]).reshape(-1, 3)
+            ages = np.array(
+                [[asked - it["said"], max(last_session - it["said"], 0.0), it["msgs"]] for it in its]
+            ).reshape(-1, 3)
             ages = np.maximum(ages, 0.0)
-            hte = np.array([(_hours(it["event"], "event_time", it["id"]) - asked) if it["event"] else np.nan for it in its])
-            rows.append(dict(
-                qid=q.get("id", "?"), persona=persona, av=q.get("attack_vector", ""),
-                intent=frcore.intent_index(q.get("intent", "current")),
-                routing={c: 1.0 for c in (q.get("relevant_categories") or [])},
-                ids=tuple(it["id"] for it in its), is_fact=np.array([it["fact"] for it in its]),
-                sim=sim, w=np.array([it["w"] for it in its]).reshape(-1, N_CATEGORIES), ages=ages,
-                said=np.array([it["said"] for it in its]), hte=hte,
-                state=np.array([st.get(it["id"], int(State.ACTIVE)) for it in its], dtype=np.int32),
-                conf=np.array([it["conf"] for it in its]), numeric=np.array([it["numeric"] for it in its], bool),
-                slot=tuple(it["slot"] for it in its), sup=sup, wrong=wr))
+            hte = np.array(
+                [(_hours(it["event"], "event_time", it["id"]) - asked) if it["event"] else np.nan for it in its]
+            )
+            rows.append(
+                dict(
+                    qid=q.get("id", "?"),
+                    persona=persona,
+                    av=q.get("attack_vector", ""),
+                    intent=frcore.intent_index(q.get("intent", "current")),
+                    routing={c: 1.0 for c in (q.get("relevant_categories") or [])},
+                    ids=tuple(it["id"] for it in its),
+                    is_fact=np.array([it["fact"] for it in its]),
+                    sim=sim,
+                    w=np.array([it["w"] for it in its]).reshape(-1, N_CATEGORIES),
+                    ages=ages,
+                    said=np.array([it["said"] for it in its]),
+                    hte=hte,
+                    state=np.array([st.get(it["id"], int(State.ACTIVE)) for it in its], dtype=np.int32),
+                    conf=np.array([it["conf"] for it in its]),
+                    numeric=np.array([it["numeric"] for it in its], bool),
+                    slot=tuple(it["slot"] for it in its),
+                    sup=sup,
+                    wrong=wr,
+                )
+            )
     if not rows:
         raise ValueError("suites: no questions; nothing to build a corpus from")
     K = frcore.bucket_size(max(len(r["ids"]) for r in rows))
@@ -277,7 +323,9 @@ def build_corpus(suites: Sequence[Mapping[str, Any]], embedder, categories: str 
     weights[~valid, int(frcore.Category.OTHER)] = 1.0
     cand_list, query_list = [], []
     for r in rows:
-        cand_list.append(frcore.make_candidates(r["sim"], r["w"], r["ages"], r["state"], r["hte"], r["conf"], r["numeric"], pad_to=K))
+        cand_list.append(
+            frcore.make_candidates(r["sim"], r["w"], r["ages"], r["state"], r["hte"], r["conf"], r["numeric"], pad_to=K)
+        )
         routing = r["routing"]
         for name in routing:
             category_index(name)  # raises naming the category
@@ -309,7 +357,7 @@ def build_corpus(suites: Sequence[Mapping[str, Any]], embedder, categories: str 
 # --------------------------------------------------------------------------- sources
 
 
-def read_suites(path: str) -> list[dict]:
+def read_suites(path: str) -> list[Any]:
     """Suites from a path (a suite JSON file or a folder of them), read and validated by
     :func:`frcore.bench.load_suites`."""
     from frcore.bench import load_suites

@@ -17,11 +17,11 @@ import numpy as np
 
 from frcore import CATEGORY_NAMES, N_CATEGORIES, Category, as_arrays
 
-from . import partitions as part
-from . import polytope as poly
+from . import partitions as part, polytope as poly
 from ._base import ClaimResult, claim
 from .diagnose import corpus_diagnosis
 from .verdict import Rule, holds, within
+
 
 def _med(x) -> float:
     x = np.asarray(x, dtype=np.float64)
@@ -33,9 +33,13 @@ def _med(x) -> float:
 
 def _a2_4_parts(w):
     return [
-        holds("same regime (median |Δa| < 1e-3 and median α_required > 0.99)", w["same_regime"],
-              f"ours median |Δa| = {w['median_abs_dact']:.2g}, α_required = {w['median_alpha_required']:.4f}; "
-              "paper |Δa| ≈ 3.3e-10, α_required = 0.9998", core=True),
+        holds(
+            "same regime (median |Δa| < 1e-3 and median α_required > 0.99)",
+            w["same_regime"],
+            f"ours median |Δa| = {w['median_abs_dact']:.2g}, α_required = {w['median_alpha_required']:.4f}; "
+            "paper |Δa| ≈ 3.3e-10, α_required = 0.9998",
+            core=True,
+        ),
         within("median |ε|", w["median_abs_eps"], 0.060, rtol=0.5),
     ]
 
@@ -45,8 +49,11 @@ def _a2_4_parts(w):
     "A.2.4 long-term regime: activations collapse, a scalar blend needs α ≈ 1",
     "median |ε| = 0.060, |Δa| ≈ 3.3e-10, α_required = 0.9998",
     needs_corpus=True,
-    rule=Rule("reproduced if our corpus is in the same regime (median |Δa| < 1e-3 and median finite "
-              "α_required > 0.99; core) and median |ε| is within ±50% of 0.060", _a2_4_parts),
+    rule=Rule(
+        "reproduced if our corpus is in the same regime (median |Δa| < 1e-3 and median finite "
+        "α_required > 0.99; core) and median |ε| is within ±50% of 0.060",
+        _a2_4_parts,
+    ),
     diagnose=corpus_diagnosis,
 )
 def a2_4_regime(corpus) -> ClaimResult:
@@ -56,8 +63,11 @@ def a2_4_regime(corpus) -> ClaimResult:
     P = poly.corpus_pairs(corpus)["pairs"]
     P = P.subset(P.gold)
     if len(P) == 0:
-        return ClaimResult("not measurable: no gold (support, wrong) pairs in the corpus", True,
-                           {"pairs": 0, "not_measurable": "no gold (support, wrong) pairs"})
+        return ClaimResult(
+            "not measurable: no gold (support, wrong) pairs in the corpus",
+            True,
+            {"pairs": 0, "not_measurable": "no gold (support, wrong) pairs"},
+        )
     req = poly.required_alpha(P)
     mis = P.eps < 0
     finite = req[mis & np.isfinite(req)]
@@ -65,13 +75,22 @@ def a2_4_regime(corpus) -> ClaimResult:
     same = bool(da_m < 1e-3 and finite.size > 0 and req_m > 0.99)
     ours = (
         f"median |ε| = {eps_m:.3f}, |Δa| = {da_m:.2g}, α_required = {req_m:.4f} "
-        f"({int(mis.sum())}/{len(P)} pairs misordered by σ, {int((mis & ~np.isfinite(req)).sum())} unorderable by any α); "
-        + ("same regime" if same else "not the paper's regime")
+        f"({int(mis.sum())}/{len(P)} pairs misordered by σ, {int((mis & ~np.isfinite(req)).sum())} unorderable by any "
+        "α); " + ("same regime" if same else "not the paper's regime")
     )
-    return ClaimResult(ours, True, {
-        "pairs": len(P), "median_abs_eps": eps_m, "median_abs_dact": da_m, "median_alpha_required": req_m,
-        "misordered": int(mis.sum()), "unorderable": int((mis & ~np.isfinite(req)).sum()), "same_regime": same,
-    })
+    return ClaimResult(
+        ours,
+        True,
+        {
+            "pairs": len(P),
+            "median_abs_eps": eps_m,
+            "median_abs_dact": da_m,
+            "median_alpha_required": req_m,
+            "misordered": int(mis.sum()),
+            "unorderable": int((mis & ~np.isfinite(req)).sum()),
+            "same_regime": same,
+        },
+    )
 
 
 # --------------------------------------------------------------------------- A.7.1
@@ -87,16 +106,22 @@ def a7_1_bounds(pairs: poly.Pairs, margin: float = poly.DEFAULT_MARGIN) -> dict:
     fin = (pairs.kind == poly.PRESERVATION) & (pairs.cat_s == int(Category.FINANCIAL_MATERIAL)) & (hi < 1)
     log = (pairs.kind == poly.SUPPRESSION) & (pairs.cat_x == int(Category.LOGISTICAL_CONTEXT)) & (lo > 0)
     return {
-        "preservation_pairs": int(fin.sum()), "suppression_pairs": int(log.sum()),
-        "alpha_upper_median": _med(np.maximum(hi[fin], 0.0)), "alpha_lower_median": _med(np.minimum(lo[log], np.inf)),
+        "preservation_pairs": int(fin.sum()),
+        "suppression_pairs": int(log.sum()),
+        "alpha_upper_median": _med(np.maximum(hi[fin], 0.0)),
+        "alpha_lower_median": _med(np.minimum(lo[log], np.inf)),
     }
 
 
 def _a7_1_parts(w):
     lo, up = w["alpha_lower_median"], w["alpha_upper_median"]
     return [
-        holds("no single α (median suppression bound > median preservation bound)", lo > up,
-              f"ours α ≥ {lo:.3f} vs α ≤ {up:.3f}; paper α ≥ 0.138 vs α ≤ 0.065", core=True),
+        holds(
+            "no single α (median suppression bound > median preservation bound)",
+            lo > up,
+            f"ours α ≥ {lo:.3f} vs α ≤ {up:.3f}; paper α ≥ 0.138 vs α ≤ 0.065",
+            core=True,
+        ),
         within("preservation bound", up, 0.065, atol=0.05),
         within("suppression bound", lo, 0.138, atol=0.05),
     ]
@@ -107,8 +132,11 @@ def _a7_1_parts(w):
     "A.7.1 without category labels: preserving old FINANCIAL vs suppressing new LOGISTICAL conflicts",
     "preservation needs α ≤ 0.065, suppression α ≥ 0.138 (median): no single α",
     needs_corpus=True,
-    rule=Rule("reproduced if the median LOGISTICAL suppression lower bound exceeds the median FINANCIAL "
-              "preservation upper bound (core) and each median is within ±0.05 of the paper's", _a7_1_parts),
+    rule=Rule(
+        "reproduced if the median LOGISTICAL suppression lower bound exceeds the median FINANCIAL "
+        "preservation upper bound (core) and each median is within ±0.05 of the paper's",
+        _a7_1_parts,
+    ),
     diagnose=corpus_diagnosis,
 )
 def a7_1_witness(corpus) -> ClaimResult:
@@ -119,16 +147,22 @@ def a7_1_witness(corpus) -> ClaimResult:
         why = f"{w['preservation_pairs']} FINANCIAL preservation, {w['suppression_pairs']} LOGISTICAL suppression pairs"
         return ClaimResult(f"not measurable on this corpus: {why}", True, {**w, "not_measurable": why})
     lo, up = w["alpha_lower_median"], w["alpha_upper_median"]
-    return ClaimResult(f"preservation α ≤ {up:.3f} (n={w['preservation_pairs']}), suppression α ≥ {lo:.3f} "
-                       f"(n={w['suppression_pairs']}): " + ("conflict" if lo > up else "no conflict"), True, w)
+    return ClaimResult(
+        f"preservation α ≤ {up:.3f} (n={w['preservation_pairs']}), suppression α ≥ {lo:.3f} "
+        f"(n={w['suppression_pairs']}): " + ("conflict" if lo > up else "no conflict"),
+        True,
+        w,
+    )
 
 
 # --------------------------------------------------------------------------- A.10
 
 #: The pair rules A.10's cross-pair share is counted under (reported side by side).
 PAIR_RULES = {
-    "satisfiable_alone": "cross-pairs of one preservation and one suppression pair, each satisfiable by some global α on its own",
-    "all_pairs": "every preservation pair x every suppression pair (a pair no α meets on its own makes its cross-pairs infeasible)",
+    "satisfiable_alone": "cross-pairs of one preservation and one suppression pair, each satisfiable by some global α "
+    "on its own",
+    "all_pairs": "every preservation pair x every suppression pair (a pair no α meets on its own makes its cross-pairs "
+    "infeasible)",
 }
 
 
@@ -148,13 +182,21 @@ def cross_pair_shares(P: poly.Pairs, margin: float = poly.DEFAULT_MARGIN) -> dic
         for i in range(n_p):
             if lp[i] > hp[i]:
                 continue
-            feasible_all += int(np.count_nonzero(s_alone & (np.maximum(lp[i], ls) <= np.minimum(hp[i], hs) + poly.GAP_TOL)))
+            feasible_all += int(
+                np.count_nonzero(s_alone & (np.maximum(lp[i], ls) <= np.minimum(hp[i], hs) + poly.GAP_TOL))
+            )
     n_all = n_p * n_s
     return {
-        "satisfiable_alone": {"cross_pairs": int(len(infeasible)), "infeasible": int(infeasible.sum()),
-                              "share_infeasible": float(infeasible.mean()) if len(infeasible) else float("nan")},
-        "all_pairs": {"cross_pairs": n_all, "infeasible": n_all - feasible_all,
-                      "share_infeasible": (n_all - feasible_all) / n_all if n_all else float("nan")},
+        "satisfiable_alone": {
+            "cross_pairs": int(len(infeasible)),
+            "infeasible": int(infeasible.sum()),
+            "share_infeasible": float(infeasible.mean()) if len(infeasible) else float("nan"),
+        },
+        "all_pairs": {
+            "cross_pairs": n_all,
+            "infeasible": n_all - feasible_all,
+            "share_infeasible": (n_all - feasible_all) / n_all if n_all else float("nan"),
+        },
         "rules": PAIR_RULES,
         "paper_cross_pairs": 1566,
     }
@@ -177,9 +219,16 @@ def _global_alpha_analysis(P: poly.Pairs, margin: float, sample: int) -> dict:
     A, c = poly.global_alpha_rows(P, margin)
     sel = np.flatnonzero(alone)
     shares = cross_pair_shares(P, margin)
-    out: dict = {"pairs": len(P), "preservation": int((P.kind == 0).sum()), "suppression": int((P.kind == 1).sum()),
-                 "satisfiable_alone": int(alone.sum()), "cross_pairs": int(len(pi)),
-                 "cross_pairs_infeasible": int(infeasible.sum()), "margin": margin, "pair_rules": shares}
+    out: dict = {
+        "pairs": len(P),
+        "preservation": int((P.kind == 0).sum()),
+        "suppression": int((P.kind == 1).sum()),
+        "satisfiable_alone": int(alone.sum()),
+        "cross_pairs": int(len(pi)),
+        "cross_pairs_infeasible": int(infeasible.sum()),
+        "margin": margin,
+        "pair_rules": shares,
+    }
     out["share_infeasible"] = shares["satisfiable_alone"]["share_infeasible"]
     g_feasible = bool(sel.size and lo[sel].max() <= hi[sel].min() + poly.GAP_TOL)
     out["global_feasible"] = g_feasible
@@ -228,24 +277,32 @@ def _global_alpha_analysis(P: poly.Pairs, margin: float, sample: int) -> dict:
     pick = bad if bad.size <= sample else rng.choice(bad, sample, replace=False)
     restored = 0
     for k in pick:
-        rows = [pi[k], si[k]]
-        Gk, hk = G[rows], h[rows]
+        pair = [pi[k], si[k]]
+        Gk, hk = G[pair], h[pair]
         nz = np.linalg.norm(Gk, axis=1) > 0
         if np.all(hk[~nz] >= 0) and nz.any():
             a_k, _ = poly.max_margin_point(Gk[nz], hk[nz])
             restored += poly.check_point(Gk[nz], hk[nz], a_k)[0]
         elif not nz.any() and np.all(hk >= 0):
             restored += 1
-    out["cross_pairs_restored_by_category_alpha"] = {"checked": int(len(pick)), "restored": int(restored),
-                                                     "of_infeasible": int(bad.size)}
+    out["cross_pairs_restored_by_category_alpha"] = {
+        "checked": int(len(pick)),
+        "restored": int(restored),
+        "of_infeasible": int(bad.size),
+    }
     nz = np.linalg.norm(G[sel], axis=1) > 0
     rows = sel[nz]
     const_ok = bool(np.all(h[sel[~nz]] >= 0))
     if rows.size:
         alpha, t = poly.max_margin_point(G[rows], h[rows])
         ok, smin = poly.check_point(G[rows], h[rows], alpha)
-        ca = {"alpha": dict(zip(CATEGORY_NAMES, map(float, alpha))), "margin": t, "rows": int(rows.size),
-              "numpy_min_slack": smin, "verified_feasible": bool(ok and const_ok and t >= 0)}
+        ca = {
+            "alpha": dict(zip(CATEGORY_NAMES, map(float, alpha))),
+            "margin": t,
+            "rows": int(rows.size),
+            "numpy_min_slack": smin,
+            "verified_feasible": bool(ok and const_ok and t >= 0),
+        }
         if ca["verified_feasible"]:
             ca["feasible_exact"] = poly.check_point_exact(G[rows], h[rows], alpha)
         else:
@@ -259,16 +316,35 @@ def _global_alpha_analysis(P: poly.Pairs, margin: float, sample: int) -> dict:
 def _a10_parts(w):
     sh = w["pair_rules"]
     out = [
-        holds("no global α meets every requirement pair", not w["global_feasible"],
-              "certificate verified (float64 and exact)" if w.get("certificate_verified") else
-              f"α = {w.get('global_alpha_point', float('nan')):.3g} meets every pair", core=True),
+        holds(
+            "no global α meets every requirement pair",
+            not w["global_feasible"],
+            "certificate verified (float64 and exact)"
+            if w.get("certificate_verified")
+            else f"α = {w.get('global_alpha_point', float('nan')):.3g} meets every pair",
+            core=True,
+        ),
     ]
     for rule in ("satisfiable_alone", "all_pairs"):
         r = sh[rule]
-        out.append(within(f"share of infeasible cross-pairs ({rule.replace('_', ' ')}; {r['cross_pairs']:,} cross-pairs, paper 1,566)",
-                          r["share_infeasible"], 0.998, atol=0.05, scale=100, unit="%"))
-    out.append(holds("no populated 11x11 cell feasible", w["cells_feasible"] == 0,
-                     f"ours {w['cells_feasible']} of {w['cells_populated']} populated cells feasible; paper 0 of 45"))
+        out.append(
+            within(
+                f"share of infeasible cross-pairs ({rule.replace('_', ' ')}; {r['cross_pairs']:,} cross-pairs, paper "
+                "1,566)",
+                r["share_infeasible"],
+                0.998,
+                atol=0.05,
+                scale=100,
+                unit="%",
+            )
+        )
+    out.append(
+        holds(
+            "no populated 11x11 cell feasible",
+            w["cells_feasible"] == 0,
+            f"ours {w['cells_feasible']} of {w['cells_populated']} populated cells feasible; paper 0 of 45",
+        )
+    )
     return out
 
 
@@ -277,9 +353,12 @@ def _a10_parts(w):
     "A.10 global-α infeasibility polytope",
     "99.8% of 1,566 cross-pairs infeasible under a global α; 0 of 45 populated 11x11 cells feasible",
     needs_corpus=True,
-    rule=Rule("reproduced if no global α meets every requirement pair (core; a verified Farkas certificate), "
-              "the share of jointly infeasible cross-pairs is within ±5 pp of 99.8% under both pair rules "
-              "(each satisfiable alone; all pairs), and no populated cell is feasible", _a10_parts),
+    rule=Rule(
+        "reproduced if no global α meets every requirement pair (core; a verified Farkas certificate), "
+        "the share of jointly infeasible cross-pairs is within ±5 pp of 99.8% under both pair rules "
+        "(each satisfiable alone; all pairs), and no populated cell is feasible",
+        _a10_parts,
+    ),
     diagnose=corpus_diagnosis,
 )
 def a10_global_alpha(corpus) -> ClaimResult:
@@ -294,11 +373,19 @@ def a10_global_alpha(corpus) -> ClaimResult:
     w = global_alpha_analysis(corpus)
     sh = w["pair_rules"]
     ours = (
-        f"{100 * sh['satisfiable_alone']['share_infeasible']:.1f}% of {sh['satisfiable_alone']['cross_pairs']:,} cross-pairs "
+        f"{100 * sh['satisfiable_alone']['share_infeasible']:.1f}% of {sh['satisfiable_alone']['cross_pairs']:,} "
+        "cross-pairs "
         f"infeasible (pairs satisfiable alone), {100 * sh['all_pairs']['share_infeasible']:.1f}% of "
-        f"{sh['all_pairs']['cross_pairs']:,} (all pairs); {w['cells_feasible']} of {w['cells_populated']} populated cells "
-        f"feasible; global α " + ("infeasible (certificate verified, float64 and exact)" if w["certificate_verified"] else
-                                  "feasible" if w["global_feasible"] else "infeasible (certificate NOT verified)")
+        f"{sh['all_pairs']['cross_pairs']:,} (all pairs); {w['cells_feasible']} of {w['cells_populated']} populated "
+        "cells "
+        f"feasible; global α "
+        + (
+            "infeasible (certificate verified, float64 and exact)"
+            if w["certificate_verified"]
+            else "feasible"
+            if w["global_feasible"]
+            else "infeasible (certificate NOT verified)"
+        )
     )
     passed = bool(w["certificate_verified"] is not False and w["cell_certificates_verified"])
     return ClaimResult(ours, passed, w)
@@ -308,14 +395,20 @@ def _a10c_parts(w):
     ca = w.get("category_alpha") or {}
     rs = w["cross_pairs_restored_by_category_alpha"]
     ok = bool(ca.get("verified_feasible"))
-    detail = (f"max-margin point verified, margin {ca.get('margin', float('nan')):.3g}" if ok else
-              f"best margin {ca.get('margin', float('nan')):.3g} over {ca.get('rows', 0)} rows; infeasibility certificate "
-              f"{'verified (float64 and exact)' if ca.get('infeasibility_certificate_verified') else 'not verified'}")
+    detail = (
+        f"max-margin point verified, margin {ca.get('margin', float('nan')):.3g}"
+        if ok
+        else f"best margin {ca.get('margin', float('nan')):.3g} over {ca.get('rows', 0)} rows; infeasibility "
+        "certificate "
+        f"{'verified (float64 and exact)' if ca.get('infeasibility_certificate_verified') else 'not verified'}"
+    )
     return [
         holds("category-specific α meets every requirement pair jointly", ok, detail, core=True),
-        holds("each infeasible cross-pair can be met on its own by category α (per-pair reading)",
-              rs["checked"] > 0 and rs["restored"] == rs["checked"],
-              f"{rs['restored']}/{rs['checked']} sampled of {rs['of_infeasible']:,} infeasible cross-pairs"),
+        holds(
+            "each infeasible cross-pair can be met on its own by category α (per-pair reading)",
+            rs["checked"] > 0 and rs["restored"] == rs["checked"],
+            f"{rs['restored']}/{rs['checked']} sampled of {rs['of_infeasible']:,} infeasible cross-pairs",
+        ),
     ]
 
 
@@ -324,9 +417,12 @@ def _a10c_parts(w):
     "A.10 category-specific α restores feasibility",
     "category-specific blending restores feasibility without benchmark-fitted rates",
     needs_corpus=True,
-    rule=Rule("reproduced if the max-margin program over α ∈ [0,1]^11 on the same requirement pairs has a "
-              "verified feasible point (core: the joint reading) and every sampled infeasible cross-pair is met on "
-              "its own; not reproduced if a Farkas certificate proves the joint program infeasible", _a10c_parts),
+    rule=Rule(
+        "reproduced if the max-margin program over α ∈ [0,1]^11 on the same requirement pairs has a "
+        "verified feasible point (core: the joint reading) and every sampled infeasible cross-pair is met on "
+        "its own; not reproduced if a Farkas certificate proves the joint program infeasible",
+        _a10c_parts,
+    ),
     diagnose=corpus_diagnosis,
 )
 def a10_category_alpha(corpus) -> ClaimResult:
@@ -343,11 +439,27 @@ def a10_category_alpha(corpus) -> ClaimResult:
         ours = f"category α feasible (margin {ca['margin']:.3g}; point exact-checked: {ca.get('feasible_exact')})"
         passed = bool(ca.get("feasible_exact"))
     else:
-        ours = (f"category α does not restore joint feasibility: best margin {ca['margin']:.3g} over {ca['rows']} rows, "
-                f"infeasibility certificate {'verified (float64 and exact)' if ca.get('infeasibility_certificate_verified') else 'NOT verified'}")
+        ours = (
+            f"category α does not restore joint feasibility: best margin {ca['margin']:.3g} over {ca['rows']} rows, "
+            "infeasibility certificate "
+            f"{'verified (float64 and exact)' if ca.get('infeasibility_certificate_verified') else 'NOT verified'}"
+        )
         passed = bool(ca.get("infeasibility_certificate_verified"))
     ours += f"; {rs['restored']}/{rs['checked']} sampled infeasible cross-pairs met alone"
-    return ClaimResult(ours, passed, {k: w[k] for k in ("category_alpha", "cross_pairs_restored_by_category_alpha", "pairs", "satisfiable_alone", "margin")})
+    return ClaimResult(
+        ours,
+        passed,
+        {
+            k: w[k]
+            for k in (
+                "category_alpha",
+                "cross_pairs_restored_by_category_alpha",
+                "pairs",
+                "satisfiable_alone",
+                "margin",
+            )
+        },
+    )
 
 
 # --------------------------------------------------------------------------- A.5 / A.6
@@ -371,7 +483,11 @@ def _partition_analysis(corpus) -> dict:
     v_cog = part.labels_variance(policy, part.grouped(cog, primary))
     v_uni = part.labels_variance(policy, np.zeros_like(primary))
     # certificate: the vectorised enumeration agrees with the direct definition on the three named partitions
-    named = {"behavioral": np.arange(N_CATEGORIES), "cognitive": np.asarray(cog), "uniform": np.zeros(N_CATEGORIES, dtype=np.int64)}
+    named = {
+        "behavioral": np.arange(N_CATEGORIES),
+        "cognitive": np.asarray(cog),
+        "uniform": np.zeros(N_CATEGORIES, dtype=np.int64),
+    }
     fast = {k: float(part.partition_variances(cnt, s1, s2, _as_rgs(lab)[None, :])[0]) for k, lab in named.items()}
     direct = {"behavioral": v_beh, "cognitive": v_cog, "uniform": v_uni}
     agree = all(abs(fast[k] - direct[k]) <= 1e-12 + 1e-9 * abs(direct[k]) for k in named)
@@ -379,8 +495,11 @@ def _partition_analysis(corpus) -> dict:
     excess_measured = part.pairwise_excess(cnt, means, cog)
     excess_table = part.pairwise_excess(cnt, part.table_policies(), cog)
     return {
-        "entries": int(len(policy)), "category_counts": dict(zip(CATEGORY_NAMES, map(int, cnt))),
-        "v_behavioral": v_beh, "v_cognitive": v_cog, "v_uniform": v_uni,
+        "entries": int(len(policy)),
+        "category_counts": dict(zip(CATEGORY_NAMES, map(int, cnt))),
+        "v_behavioral": v_beh,
+        "v_cognitive": v_cog,
+        "v_uniform": v_uni,
         "optimal_v": {k: b[0] for k, b in best.items()},
         "optimal_partitions": {k: part.blocks(rgs[j]) for k, (_, j) in best.items()},
         "cognitive_over_optimal_3": v_cog / best[3][0] if best[3][0] > 0 else float("inf"),
@@ -401,8 +520,12 @@ def _as_rgs(labels: np.ndarray) -> np.ndarray:
 
 def _a5_parts(w):
     return [
-        holds("behavioral < cognitive < uniform", w["v_behavioral"] < w["v_cognitive"] < w["v_uniform"],
-              f"ours {w['v_behavioral']:.2e} / {w['v_cognitive']:.2e} / {w['v_uniform']:.2e}", core=True),
+        holds(
+            "behavioral < cognitive < uniform",
+            w["v_behavioral"] < w["v_cognitive"] < w["v_uniform"],
+            f"ours {w['v_behavioral']:.2e} / {w['v_cognitive']:.2e} / {w['v_uniform']:.2e}",
+            core=True,
+        ),
         within("behavioral variance", w["v_behavioral"], 3.60e-3, rtol=0.25),
         within("cognitive variance", w["v_cognitive"], 2.09e-2, rtol=0.25),
         within("uniform variance", w["v_uniform"], 4.69e-2, rtol=0.25),
@@ -413,11 +536,15 @@ def _a5_parts(w):
 @claim(
     "a5_partition",
     "A.5 behavioral ontology as a variance-minimising partition",
-    "within-category policy variance 3.60e-3 (behavioral) / 2.09e-2 (cognitive) / 4.69e-2 (uniform); cognitive 3-partition 4.2x worse than optimal",
+    "within-category policy variance 3.60e-3 (behavioral) / 2.09e-2 (cognitive) / 4.69e-2 (uniform); cognitive "
+    "3-partition 4.2x worse than optimal",
     needs_corpus=True,
-    rule=Rule("reproduced if behavioral < cognitive < uniform (core) and each of the three variances and the "
-              "cognitive / optimal-3 ratio is within ±25% of the paper's. (\"The behavioral partition attains the "
-              "11-group optimum\" is not compared: the only 11-block partition of 11 categories is the behavioral one.)", _a5_parts),
+    rule=Rule(
+        "reproduced if behavioral < cognitive < uniform (core) and each of the three variances and the "
+        "cognitive / optimal-3 ratio is within ±25% of the paper's. (\"The behavioral partition attains the "
+        '11-group optimum" is not compared: the only 11-block partition of 11 categories is the behavioral one.)',
+        _a5_parts,
+    ),
     diagnose=corpus_diagnosis,
 )
 def a5_partition(corpus) -> ClaimResult:
@@ -425,15 +552,22 @@ def a5_partition(corpus) -> ClaimResult:
     agree with the direct definition on the behavioral, cognitive and uniform partitions."""
     w = partition_analysis(corpus)
     ok = bool(w["partitions_enumerated"] == 678570 and w["enumeration_matches_direct"])
-    ours = (f"{w['v_behavioral']:.2e} / {w['v_cognitive']:.2e} / {w['v_uniform']:.2e}; cognitive 3-partition "
-            f"{w['cognitive_over_optimal_3']:.1f}x the optimal 3-partition (n={w['entries']} fact entries)")
+    ours = (
+        f"{w['v_behavioral']:.2e} / {w['v_cognitive']:.2e} / {w['v_uniform']:.2e}; cognitive 3-partition "
+        f"{w['cognitive_over_optimal_3']:.1f}x the optimal 3-partition (n={w['entries']} fact entries)"
+    )
     return ClaimResult(ours, ok, w)
 
 
 def _a6_parts(w):
     return [
-        holds("measured gap exceeds the analytical bound", w["gap_measured"] > w["gap_analytic"] + 1e-9,
-              f"ours measured {100 * w['gap_measured']:.1f}% vs analytical {100 * w['gap_analytic']:.1f}%; paper 36.9% vs 10.1%", core=True),
+        holds(
+            "measured gap exceeds the analytical bound",
+            w["gap_measured"] > w["gap_analytic"] + 1e-9,
+            f"ours measured {100 * w['gap_measured']:.1f}% vs analytical {100 * w['gap_analytic']:.1f}%; paper 36.9% "
+            "vs 10.1%",
+            core=True,
+        ),
         within("measured gap", w["gap_measured"], 0.369, atol=0.05, scale=100, unit="%"),
         within("analytical bound", w["gap_analytic"], 0.101, atol=0.05, scale=100, unit="%"),
     ]
@@ -447,14 +581,21 @@ def _a6_diagnosis(ctx, claim, result, verdict) -> dict:
     e = ctx.corpus.entries()
     wf = e["weights"][e["is_fact"]]
     n_soft, n = int((wf.max(axis=1) < 1.0 - 1e-9).sum()), len(wf)
-    parts = [f"{n_soft} of {n} fact entries carry more than one category; every other entry's policy vector is its category's "
-             f"table row, so the measured gap ({100 * w['gap_measured']:.1f}%) can differ from the category-mean bound "
-             f"({100 * w['gap_analytic']:.1f}%) only through those {n_soft} (the paper credits soft membership for the excess)"]
+    parts = [
+        f"{n_soft} of {n} fact entries carry more than one category; every other entry's policy vector is its "
+        "category's "
+        f"table row, so the measured gap ({100 * w['gap_measured']:.1f}%) can differ from the category-mean bound "
+        f"({100 * w['gap_analytic']:.1f}%) only through those {n_soft} (the paper credits soft membership for the "
+        "excess)"
+    ]
     rv = d["variants"].get("router_categories", {})
     if "ours" in rv:
-        parts.append(f"with soft router categories (metadata provenance) {rv['ours']}: soft membership narrows the measured gap "
-                     "below the bound here instead of widening it" if "verdict" in rv and rv.get("parts_holding", 0) == 0 else
-                     f"with soft router categories (metadata provenance) {rv['ours']}")
+        parts.append(
+            f"with soft router categories (metadata provenance) {rv['ours']}: soft membership narrows the measured gap "
+            "below the bound here instead of widening it"
+            if "verdict" in rv and rv.get("parts_holding", 0) == 0
+            else f"with soft router categories (metadata provenance) {rv['ours']}"
+        )
     gv = d["variants"].get("generated", {})
     if "ours" in gv:
         parts.append(f"on the generated suite (data) {gv['ours']}")
@@ -467,8 +608,11 @@ def _a6_diagnosis(ctx, claim, result, verdict) -> dict:
     "A.6 measured partition gap exceeds the analytical lower bound",
     "measured gap 36.9% vs analytical lower bound 10.1%",
     needs_corpus=True,
-    rule=Rule("reproduced if the measured gap exceeds the analytical bound (core: soft membership amplifies the "
-              "spread) and each is within ±5 pp of the paper's", _a6_parts),
+    rule=Rule(
+        "reproduced if the measured gap exceeds the analytical bound (core: soft membership amplifies the "
+        "spread) and each is within ±5 pp of the paper's",
+        _a6_parts,
+    ),
     diagnose=_a6_diagnosis,
 )
 def a6_gap(corpus) -> ClaimResult:
@@ -482,8 +626,21 @@ def a6_gap(corpus) -> ClaimResult:
     w = partition_analysis(corpus)
     ok = bool(w["pairwise_identity_residual"] < 1e-12)
     ours = f"measured {100 * w['gap_measured']:.1f}% vs analytical {100 * w['gap_analytic']:.1f}%"
-    return ClaimResult(ours, ok, {k: w[k] for k in ("gap_measured", "gap_analytic", "pairwise_identity_residual",
-                                                    "v_behavioral", "v_cognitive", "v_uniform")})
+    return ClaimResult(
+        ours,
+        ok,
+        {
+            k: w[k]
+            for k in (
+                "gap_measured",
+                "gap_analytic",
+                "pairwise_identity_residual",
+                "v_behavioral",
+                "v_cognitive",
+                "v_uniform",
+            )
+        },
+    )
 
 
 # --------------------------------------------------------------------------- A.14
@@ -492,14 +649,24 @@ def a6_gap(corpus) -> ClaimResult:
 def soft_membership_stats(weights: np.ndarray) -> dict:
     """Share of entries with primary weight < 0.90 and mean number of categories with weight > 0.05."""
     w = np.asarray(weights, dtype=np.float64)
-    return {"entries": int(len(w)), "share_primary_below_0_90": float((w.max(axis=1) < 0.90).mean()),
-            "mean_categories_above_0_05": float((w > 0.05).sum(axis=1).mean())}
+    return {
+        "entries": int(len(w)),
+        "share_primary_below_0_90": float((w.max(axis=1) < 0.90).mean()),
+        "mean_categories_above_0_05": float((w > 0.05).sum(axis=1).mean()),
+    }
 
 
 def _a14_parts(w):
     f = w["facts"]
     return [
-        within("share of entries with primary weight < 0.90", f["share_primary_below_0_90"], 0.668, atol=0.05, scale=100, unit="%"),
+        within(
+            "share of entries with primary weight < 0.90",
+            f["share_primary_below_0_90"],
+            0.668,
+            atol=0.05,
+            scale=100,
+            unit="%",
+        ),
         within("categories per entry (weight > 0.05)", f["mean_categories_above_0_05"], 2.0, atol=0.2),
     ]
 
@@ -509,8 +676,11 @@ def _a14_parts(w):
     "A.14 soft membership is the common case",
     "66.8% of entries have primary weight < 0.90; 2.0 categories per entry",
     needs_corpus=True,
-    rule=Rule("reproduced if the share of fact entries with primary weight < 0.90 is within ±5 pp of 66.8% and the "
-              "mean number of categories above 0.05 within ±0.2 of 2.0", _a14_parts),
+    rule=Rule(
+        "reproduced if the share of fact entries with primary weight < 0.90 is within ±5 pp of 66.8% and the "
+        "mean number of categories above 0.05 within ±0.2 of 2.0",
+        _a14_parts,
+    ),
     diagnose=corpus_diagnosis,
 )
 def a14_corpus(corpus) -> ClaimResult:
@@ -519,8 +689,10 @@ def a14_corpus(corpus) -> ClaimResult:
     e = corpus.entries()
     facts = soft_membership_stats(e["weights"][e["is_fact"]])
     allw = soft_membership_stats(e["weights"])
-    ours = (f"{100 * facts['share_primary_below_0_90']:.1f}% of {facts['entries']} fact entries below 0.90; "
-            f"{facts['mean_categories_above_0_05']:.2f} categories per entry")
+    ours = (
+        f"{100 * facts['share_primary_below_0_90']:.1f}% of {facts['entries']} fact entries below 0.90; "
+        f"{facts['mean_categories_above_0_05']:.2f} categories per entry"
+    )
     return ClaimResult(ours, facts["entries"] > 0, {"facts": facts, "all_edges": allw})
 
 
@@ -528,10 +700,20 @@ def a14_corpus(corpus) -> ClaimResult:
 
 
 def _a15_parts(w):
-    return [holds("category-specific α satisfies every requirement a category α can meet alone", w["feasible"],
-                  f"max-margin t = {w['margin']:.3g} over {w['rows_used']} rows, {w['rows_violated']} violated"
-                  + ("" if w["feasible"] else f"; infeasibility certificate {'verified (float64 and exact)' if w.get('infeasibility_certificate_verified') else 'not verified'}"),
-                  core=True)]
+    return [
+        holds(
+            "category-specific α satisfies every requirement a category α can meet alone",
+            w["feasible"],
+            f"max-margin t = {w['margin']:.3g} over {w['rows_used']} rows, {w['rows_violated']} violated"
+            + (
+                ""
+                if w["feasible"]
+                else "; infeasibility certificate "
+                f"{'verified (float64 and exact)' if w.get('infeasibility_certificate_verified') else 'not verified'}"
+            ),
+            core=True,
+        )
+    ]
 
 
 @claim(
@@ -539,9 +721,12 @@ def _a15_parts(w):
     "A.15 calibration as a convex feasibility problem over category parameters",
     "calibration is a convex feasibility problem; category-specific parameters satisfy the requirements",
     needs_corpus=True,
-    rule=Rule("reproduced if the max-margin program over α ∈ [0,1]^11 (λ_c fixed) on every requirement row a "
-              "category α can meet on its own is feasible (t ≥ 0, point re-checked); not reproduced if it is "
-              "infeasible (t < 0, with a verified Farkas certificate)", _a15_parts),
+    rule=Rule(
+        "reproduced if the max-margin program over α ∈ [0,1]^11 (λ_c fixed) on every requirement row a "
+        "category α can meet on its own is feasible (t ≥ 0, point re-checked); not reproduced if it is "
+        "infeasible (t < 0, with a verified Farkas certificate)",
+        _a15_parts,
+    ),
     diagnose=corpus_diagnosis,
 )
 def a15_calibrate(corpus) -> ClaimResult:
@@ -553,7 +738,9 @@ def a15_calibrate(corpus) -> ClaimResult:
 
     _, cert = calibrate(corpus, pairs=poly.corpus_pairs(corpus)["pairs"], prove=True)
     ok = bool(cert["numpy_check_consistent"] and (cert["feasible"] or cert.get("infeasibility_certificate_verified")))
-    ours = (f"max-margin α_c over {cert['rows_used']} rows: margin {cert['margin']:.3g} "
-            f"({'feasible' if cert['feasible'] else 'infeasible: best worst-case slack'}); "
-            f"{cert['rows_violated']} rows violated")
+    ours = (
+        f"max-margin α_c over {cert['rows_used']} rows: margin {cert['margin']:.3g} "
+        f"({'feasible' if cert['feasible'] else 'infeasible: best worst-case slack'}); "
+        f"{cert['rows_violated']} rows violated"
+    )
     return ClaimResult(ours, ok, cert)

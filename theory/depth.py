@@ -34,8 +34,12 @@ class Depth:
     def record(self, default_examples: int, default_seed: int) -> dict:
         """What a search reports of its depth: mode, budget, seed, and whether it is replayable
         without the seed (deterministic)."""
-        return {"mode": "deep" if self.deep else "quick", "examples": self.examples(default_examples),
-                "seed": self.seed_for(default_seed), "deterministic": self.seed is None}
+        return {
+            "mode": "deep" if self.deep else "quick",
+            "examples": self.examples(default_examples),
+            "seed": self.seed_for(default_seed),
+            "deterministic": self.seed is None,
+        }
 
 
 _CURRENT = Depth()

@@ -22,7 +22,8 @@ the paper.
 from __future__ import annotations
 
 import traceback
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -30,7 +31,10 @@ from .verdict import NOT_COMPARABLE, NOT_REPRODUCED, PARTLY, REPRODUCED
 
 #: name → (cause, what the variant changes)
 VARIANTS: dict[str, tuple[str, str]] = {
-    "router_categories": ("metadata provenance", "every fact's categories assigned by FR-Bank's router (soft) instead of the suite's gold category"),
+    "router_categories": (
+        "metadata provenance",
+        "every fact's categories assigned by FR-Bank's router (soft) instead of the suite's gold category",
+    ),
     "sigma_max": ("σ scale", "σ divided by the question's largest σ (per-query max-normalised)"),
     "generated": ("data", "the built-in generated suite (8 personas, seed 0) instead of the suite under study"),
 }
@@ -45,8 +49,17 @@ class Context:
     ``generated`` is False when the suites under study are the generated ones (the data
     variant is then skipped)."""
 
-    def __init__(self, suites, embedder, label: str = "", *, generated: bool = False,
-                 build: Callable | None = None, corpus=None, params=None):
+    def __init__(
+        self,
+        suites,
+        embedder,
+        label: str = "",
+        *,
+        generated: bool = False,
+        build: Callable | None = None,
+        corpus=None,
+        params=None,
+    ):
         self.suites = list(suites)
         self.params = params  # scoring parameters of every corpus built here (None: defaults)
         self.embedder = embedder
@@ -60,7 +73,9 @@ class Context:
     def _builder(self):
         build = self._build
         if build is None:
-            from .corpus import build_corpus as build
+            from .corpus import build_corpus
+
+            build = build_corpus
         if self.params is None:
             return build
         from dataclasses import replace
@@ -91,7 +106,7 @@ class Context:
                 from .corpus import default_suites
 
                 v = self._builder()(default_suites(8, 0), self.embedder)
-        except Exception as e:  # noqa: BLE001 — a variant that cannot be built is reported, not fatal
+        except Exception as e:
             self.errors[name] = f"{type(e).__name__}: {e}"
             v = None
         self._variants[name] = v
@@ -114,7 +129,9 @@ def score_regime(corpus) -> dict:
         "candidates": int(v.sum()),
         "share_activation_below_0_01": float((act[v] < 0.01).mean()) if v.any() else float("nan"),
         "support_share_activation_below_0_01": float((act[sup] < 0.01).mean()) if sup.any() else float("nan"),
-        "sigma_median": float(q[0]), "sigma_p90": float(q[1]), "sigma_p99": float(q[2]),
+        "sigma_median": float(q[0]),
+        "sigma_p90": float(q[1]),
+        "sigma_p99": float(q[2]),
         "sigma_max": float(s.max()) if s.size else float("nan"),
         "share_floor_can_fire": float((s >= 0.95).mean()) if s.size else float("nan"),
         "share_numeric_rescue_can_fire": float(((sim >= 0.85) & num)[v].mean()) if v.any() else float("nan"),
@@ -127,7 +144,7 @@ def rerun(claim, corpus) -> dict:
     try:
         res = claim.check(corpus)
         v = claim.rule.decide(res.witness) if res.passed else None
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         return {"check": "error", "error": f"{type(e).__name__}: {e}", "traceback": traceback.format_exc(limit=4)}
     out = {"ours": res.ours, "check": "pass" if res.passed else "fail"}
     if v is not None:
@@ -146,13 +163,16 @@ def pair_regime(corpus) -> dict:
     if len(P) == 0:
         return {"pairs": 0}
     both = (P.act_s < 0.01) & (P.act_x < 0.01)
-    return {"pairs": len(P), "share_both_activations_below_0_01": float(both.mean()),
-            "share_sigma_misordered": float((P.eps < 0).mean())}
+    return {
+        "pairs": len(P),
+        "share_both_activations_below_0_01": float(both.mean()),
+        "share_sigma_misordered": float((P.eps < 0).mean()),
+    }
 
 
 def _summary(base: Mapping[str, Any], variants: Mapping[str, dict], regime: Mapping[str, Any] | None = None) -> str:
     moved, same = [], []
-    b_rank, b_hold = _RANK.get(base.get("verdict"), -1), base.get("parts_holding", 0)
+    b_rank, b_hold = _RANK.get(base.get("verdict", ""), -1), base.get("parts_holding", 0)
     for name, r in variants.items():
         if "verdict" not in r:
             continue
@@ -168,32 +188,48 @@ def _summary(base: Mapping[str, Any], variants: Mapping[str, dict], regime: Mapp
         return "no variant could be run"
     txt = "no variant moves it toward the paper (" + ", ".join(same) + " tried)"
     if regime and regime.get("pairs"):
-        txt += (f"; the score: {100 * regime['share_both_activations_below_0_01']:.0f}% of the {regime['pairs']} requirement pairs have "
-                "both activations below 0.01, where the blend is (1 − α)·σ and α can only scale a σ gap, never reverse it")
+        txt += (
+            f"; the score: {100 * regime['share_both_activations_below_0_01']:.0f}% of the {regime['pairs']} "
+            "requirement pairs have "
+            "both activations below 0.01, where the blend is (1 − α)·σ and α can only scale a σ gap, never reverse it"
+        )
     return txt
 
 
 def corpus_diagnosis(ctx: Context, claim, result, verdict) -> dict:
     """The diagnosis of a data claim: the claim re-run on every applicable variant, the score
     regime of the corpus, and claim-specific extras."""
-    base = {"verdict": verdict.verdict, "parts_holding": sum(p.holds for p in verdict.parts), "parts": len(verdict.parts)}
+    base = {
+        "verdict": verdict.verdict,
+        "parts_holding": sum(p.holds for p in verdict.parts),
+        "parts": len(verdict.parts),
+    }
     variants = {}
     for name, (cause, what) in VARIANTS.items():
         corpus = ctx.variant(name)
         if corpus is None:
-            variants[name] = {"cause": cause, "what": what, "skipped": ctx.errors.get(name, "does not apply to this suite")}
+            variants[name] = {
+                "cause": cause,
+                "what": what,
+                "skipped": ctx.errors.get(name, "does not apply to this suite"),
+            }
             continue
         variants[name] = {"cause": cause, "what": what, **rerun(claim, corpus)}
     regime = pair_regime(ctx.corpus)
-    out: dict = {"variants": variants, "score_regime": score_regime(ctx.corpus), "pair_regime": regime,
-                 "summary": _summary(base, variants, regime)}
+    out: dict = {
+        "variants": variants,
+        "score_regime": score_regime(ctx.corpus),
+        "pair_regime": regime,
+        "summary": _summary(base, variants, regime),
+    }
     w = result.witness
     if "pair_rules" in w:
         sh = w["pair_rules"]
         out["interpretation"] = {
             "cause": "interpretation",
             "what": "A.10's cross-pair share counted under both pair rules (the paper counts 1,566 cross-pairs)",
-            **{k: sh[k] for k in ("satisfiable_alone", "all_pairs")}, "rules": sh["rules"],
+            **{k: sh[k] for k in ("satisfiable_alone", "all_pairs")},
+            "rules": sh["rules"],
         }
     return out
 
@@ -202,6 +238,12 @@ def formal_diagnosis(ctx, claim, result, verdict) -> dict:
     """A formal claim that fails on our witness: which sub-statement fails, with frcore's own
     records from the witness (the cause is then the score, by construction of the witness)."""
     failing = [p.as_dict() for p in verdict.parts if not p.holds]
-    keep = {k: v for k, v in result.witness.items() if k.startswith("frcore") or k in ("flat_errors", "removal_witnesses")}
-    return {"cause": "score", "failing": failing, "frcore": keep,
-            "summary": "frcore's score does not realise " + "; ".join(p["name"] for p in failing) + " on the witness"}
+    keep = {
+        k: v for k, v in result.witness.items() if k.startswith("frcore") or k in ("flat_errors", "removal_witnesses")
+    }
+    return {
+        "cause": "score",
+        "failing": failing,
+        "frcore": keep,
+        "summary": "frcore's score does not realise " + "; ".join(p["name"] for p in failing) + " on the witness",
+    }

@@ -21,9 +21,9 @@ inside it (semantic floor σ = 0.95, numeric rescue σ = 0.85). On the product s
 is affine, so this is exact; on the log scale d log b / dσ = slope / b falls as σ grows, so the
 largest value is at a piece's left end, which the points include — except where b crosses the
 floor frcore takes its log at (log max(b, 10⁻¹²)): there the slope is unbounded, L = ∞. Where
-the score *jumps* at a threshold inside the ball it is not Lipschitz there either: L = ∞. The lower half bounds how far a
-candidate's score can fall, the upper half how far it can rise. Per query, L_q is the largest L
-over the served list (top 10 in order; or the top 1) and the first candidate outside it, and
+the score *jumps* at a threshold inside the ball it is not Lipschitz there either: L = ∞. The
+lower half bounds how far a candidate's score can fall, the upper half how far it can rise. Per
+query, L_q is the largest L over the served list (top 10 in order; or the top 1) and the first candidate outside it, and
 **Δmin** the smallest gap between consecutive scores of that chain.
 
 **Condition** (the margin argument of :func:`theory.proofs.eps_chain`): 2 L_q ε < Δmin_q, and
@@ -37,6 +37,8 @@ keeps s_lo(upper) > s_hi(lower) and the last served keeps s_lo > s_hi of every o
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -64,7 +66,10 @@ SCALES = ("log", "product")
 
 
 def _totals(params, queries, cands, sim, config=FEATURE_RESTRICTED, scale: str = "log") -> np.ndarray:
-    t = np.asarray(fr.score_queries(params, queries, cands._replace(sim=jnp.asarray(sim, cands.sim.dtype)), config).total, dtype=np.float64)
+    t = np.asarray(
+        fr.score_queries(params, queries, cands._replace(sim=jnp.asarray(sim, cands.sim.dtype)), config).total,
+        dtype=np.float64,
+    )
     return np.exp(t) if scale == "product" else t
 
 
@@ -77,7 +82,9 @@ def _slopes(params, queries, cands, sim, scale: str = "log") -> np.ndarray:
     return np.exp(np.asarray(t, dtype=np.float64)) * d if scale == "product" else d
 
 
-def local_lipschitz(params, queries, cands, sim: np.ndarray, valid: np.ndarray, eps: float, side: str = "both", scale: str = "log") -> np.ndarray:
+def local_lipschitz(
+    params, queries, cands, sim: np.ndarray, valid: np.ndarray, eps: float, side: str = "both", scale: str = "log"
+) -> np.ndarray:
     """Per candidate, the largest ∂s/∂σ over its ε-ball ∩ [0, 1] (module docstring) — the whole
     ball, or only the part below σ (``side="down"``: how far its score can fall) or above σ
     (``"up"``: how far it can rise); ∞ where the score jumps at a threshold inside it."""
@@ -95,7 +102,9 @@ def local_lipschitz(params, queries, cands, sim: np.ndarray, valid: np.ndarray, 
         below = np.where(inside, np.nextafter(np.float32(thr), np.float32(0.0)), sim)
         L = np.maximum(L, np.where(inside, np.abs(_slopes(params, queries, cands, at, scale)), 0.0))
         with np.errstate(invalid="ignore"):
-            jump = _totals(params, queries, cands, at, scale=scale) - _totals(params, queries, cands, below, scale=scale)
+            jump = _totals(params, queries, cands, at, scale=scale) - _totals(
+                params, queries, cands, below, scale=scale
+            )
         L = np.where(inside & (np.abs(np.nan_to_num(jump)) > _JUMP_TOL), np.inf, L)
     if scale == "log":  # below the blend's clamp log b is flat; just past it, slope / b is unbounded
         L = np.where(_clamped(params, queries, cands, lo) & ~_clamped(params, queries, cands, hi), np.inf, L)
@@ -135,12 +144,21 @@ def analyse(corpus, eps: float, params=None, tops: tuple[int, ...] = (TOP, 1), s
     monotone = bool(np.all((s_lo[m] <= s0[m] + 1e-9) & (s0[m] <= s_hi[m] + 1e-9)))
     down, up = (local_lipschitz(params, q, c, sim, valid, eps, side, scale) for side in ("down", "up"))
     L = np.maximum(down, up)  # the whole ball
-    out = {"monotone": monotone}
+    out: dict[str | int, Any] = {"monotone": monotone}
     for top in tops:
         rows = []
         for b, chain in enumerate(served_chain(np.where(m, s0, -np.inf), valid, top)):
             if chain.size < 2:
-                rows.append({"L": float("nan"), "delta_min": float("nan"), "meets": False, "meets_pairwise": False, "invariant": False, "eps_star": float("nan")})
+                rows.append(
+                    {
+                        "L": float("nan"),
+                        "delta_min": float("nan"),
+                        "meets": False,
+                        "meets_pairwise": False,
+                        "invariant": False,
+                        "eps_star": float("nan"),
+                    }
+                )
                 continue
             gaps = s0[b, chain[:-1]] - s0[b, chain[1:]]
             Lq, dmin = float(np.max(L[b, chain])), float(np.min(gaps))
@@ -148,12 +166,29 @@ def analyse(corpus, eps: float, params=None, tops: tuple[int, ...] = (TOP, 1), s
             outside = np.setdiff1d(np.flatnonzero(m[b]), served)
             last = served[-1]
             with np.errstate(invalid="ignore"):  # a candidate outside can only rise, the last served one only fall
-                outsiders_ok = bool(np.all(s0[b, last] - s0[b, outside] > (down[b, last] + up[b, outside]) * eps)) if outside.size else True
-                pairwise = bool(np.all(gaps[: served.size - 1] > (down[b, chain[:-1]] + up[b, chain[1:]])[: served.size - 1] * eps))
+                outsiders_ok = (
+                    bool(np.all(s0[b, last] - s0[b, outside] > (down[b, last] + up[b, outside]) * eps))
+                    if outside.size
+                    else True
+                )
+                pairwise = bool(
+                    np.all(gaps[: served.size - 1] > (down[b, chain[:-1]] + up[b, chain[1:]])[: served.size - 1] * eps)
+                )
             meets = bool(2 * Lq * eps < dmin and outsiders_ok)
-            inv = bool(np.all(s_lo[b, served[:-1]] > s_hi[b, served[1:]]) and (not outside.size or np.all(s_lo[b, last] > s_hi[b, outside])))
-            rows.append({"L": Lq, "delta_min": dmin, "meets": meets, "meets_pairwise": bool(pairwise and outsiders_ok), "invariant": inv,
-                         "eps_star": dmin / (2 * Lq) if Lq > 0 else float("inf")})
+            inv = bool(
+                np.all(s_lo[b, served[:-1]] > s_hi[b, served[1:]])
+                and (not outside.size or np.all(s_lo[b, last] > s_hi[b, outside]))
+            )
+            rows.append(
+                {
+                    "L": Lq,
+                    "delta_min": dmin,
+                    "meets": meets,
+                    "meets_pairwise": bool(pairwise and outsiders_ok),
+                    "invariant": inv,
+                    "eps_star": dmin / (2 * Lq) if Lq > 0 else float("inf"),
+                }
+            )
         out[top] = rows
     return out
 
@@ -195,10 +230,16 @@ def _summary(rows: list[dict]) -> dict:
     meets = np.array([r["meets"] for r in rows])
     pair = np.array([r["meets_pairwise"] for r in rows])
     inv = np.array([r["invariant"] for r in rows])
-    return {"queries_satisfying": int(meets.sum()), "queries_satisfying_pairwise": int(pair.sum()),
-            "violations": int(((meets | pair) & ~inv).sum()), "invariant": int(inv.sum()),
-            "lipschitz_median": _median([r["L"] for r in rows]), "delta_min_median": _median([r["delta_min"] for r in rows]),
-            "eps_star_median": _median([r["eps_star"] for r in rows]), "infinite_L": int(sum(not np.isfinite(r["L"]) for r in rows))}
+    return {
+        "queries_satisfying": int(meets.sum()),
+        "queries_satisfying_pairwise": int(pair.sum()),
+        "violations": int(((meets | pair) & ~inv).sum()),
+        "invariant": int(inv.sum()),
+        "lipschitz_median": _median([r["L"] for r in rows]),
+        "delta_min_median": _median([r["delta_min"] for r in rows]),
+        "eps_star_median": _median([r["eps_star"] for r in rows]),
+        "infinite_L": int(sum(not np.isfinite(r["L"]) for r in rows)),
+    }
 
 
 PARTS = ("the ranking is the same for every intent where 2Lε < Δmin", "only the lifecycle mask carries the intent")
@@ -210,16 +251,20 @@ TARGETS = {TOP: "top 10 in order", 1: "top 1"}
     "A.2.2 on frcore: Lipschitz constant, margin Δmin and the ε-relaxation on a corpus",
     "If 2Lε < Δmin, an L-Lipschitz feature-restricted scorer produces the same ranking for every "
     "intent and conveys zero intent information.",
-    rule=statements("reproduced if, on every query of the corpus meeting 2Lε < Δmin (frcore's product score e^s with the "
-                    f"lifecycle mask off, ε = {EPS} in σ; for the served top 10 in order and for the top 1), the served list is "
-                    "the same over the whole ε-ball (exact), and frcore's full score (with the mask) changes the served list "
-                    "across intents on some of those queries; not comparable if no query meets the condition",
-                    PARTS, core=(PARTS[0],)),
+    rule=statements(
+        "reproduced if, on every query of the corpus meeting 2Lε < Δmin (frcore's product score e^s with the "
+        f"lifecycle mask off, ε = {EPS} in σ; for the served top 10 in order and for the top 1), the served list is "
+        "the same over the whole ε-ball (exact), and frcore's full score (with the mask) changes the served list "
+        "across intents on some of those queries; not comparable if no query meets the condition",
+        PARTS,
+        core=(PARTS[0],),
+    ),
     needs_corpus=True,
     diagnose=corpus_diagnosis,
     method="numeric",
-    range=f"every question of the corpus; ε = {', '.join(map(str, EPS_GRID))} in σ (headline {EPS}); top 10 in order and top 1; "
-          "product score e^s (and the log-score s at the headline ε)",
+    range=f"every question of the corpus; ε = {', '.join(map(str, EPS_GRID))} in σ (headline {EPS}); top 10 in order "
+    "and top 1; "
+    "product score e^s (and the log-score s at the headline ε)",
 )
 def check_eps_frcore(corpus) -> ClaimResult:
     """L, Δmin and the condition per query at every ε of :data:`EPS_GRID` on the product score
@@ -235,29 +280,61 @@ def check_eps_frcore(corpus) -> ClaimResult:
     any_meets = np.logical_or.reduce(list(meets.values()))
     top10, top1 = head[TOP], head[1]
     statement = {PARTS[0]: bool(violations == 0), PARTS[1]: bool((any_meets & moves).any())}
-    detail = {PARTS[0]: "; ".join(f"{TARGETS[t]}: {h['queries_satisfying']} of {len(moves)} queries meet 2Lε < Δmin at ε = {EPS} "
-                                  f"({h['queries_satisfying_pairwise']} with per-candidate constants), the served list moves on {h['violations']} of them"
-                                  for t, h in head.items()),
-              PARTS[1]: f"with the mask, the intent changes the served top 10 on {int((any_meets & moves).sum())} of the {int(any_meets.sum())} "
-                        f"queries meeting the condition (on {int(moves.sum())} of all {len(moves)})"}
+    detail = {
+        PARTS[0]: "; ".join(
+            f"{TARGETS[t]}: {h['queries_satisfying']} of {len(moves)} queries meet 2Lε < Δmin at ε = {EPS} "
+            f"({h['queries_satisfying_pairwise']} with per-candidate constants), the served list moves on "
+            f"{h['violations']} of them"
+            for t, h in head.items()
+        ),
+        PARTS[1]: f"with the mask, the intent changes the served top 10 on {int((any_meets & moves).sum())} of the "
+        f"{int(any_meets.sum())} "
+        f"queries meeting the condition (on {int(moves.sum())} of all {len(moves)})",
+    }
     Ls = [r["L"] for r in per[EPS][TOP] if np.isfinite(r["L"])]
-    witness = {"statement": statement, "statement_detail": detail, "eps": EPS, "scale": "product e^s",
-               "lipschitz": top10["lipschitz_median"], "delta_min": top10["delta_min_median"], "queries_satisfying": top10["queries_satisfying"],
-               "queries_satisfying_top1": top1["queries_satisfying"], "top10": top10, "top1": top1,
-               "log_score": {TARGETS[t]: _summary(log[t]) for t in TARGETS},
-               "queries": len(moves), "violations": violations,
-               "lipschitz_quantiles": {k: float(np.quantile(Ls, p)) for k, p in (("p10", .1), ("p50", .5), ("p90", .9))} if Ls else {},
-               "delta_min_quantiles": {k: float(np.nanquantile([r["delta_min"] for r in per[EPS][TOP]], p)) for k, p in (("p10", .1), ("p50", .5), ("p90", .9))},
-               "by_eps": grid, "intent_free": free, "monotone_in_sigma": {str(e): a["monotone"] for e, a in per.items()} | {"log": log["monotone"]},
-               "satisfying_question_ids": {TARGETS[t]: [corpus.question_ids[i] for i in np.flatnonzero(m)] for t, m in meets.items()},
-               "intent_moves_full_score": int(moves.sum())}
+    witness = {
+        "statement": statement,
+        "statement_detail": detail,
+        "eps": EPS,
+        "scale": "product e^s",
+        "lipschitz": top10["lipschitz_median"],
+        "delta_min": top10["delta_min_median"],
+        "queries_satisfying": top10["queries_satisfying"],
+        "queries_satisfying_top1": top1["queries_satisfying"],
+        "top10": top10,
+        "top1": top1,
+        "log_score": {TARGETS[t]: _summary(log[t]) for t in TARGETS},
+        "queries": len(moves),
+        "violations": violations,
+        "lipschitz_quantiles": {k: float(np.quantile(Ls, p)) for k, p in (("p10", 0.1), ("p50", 0.5), ("p90", 0.9))}
+        if Ls
+        else {},
+        "delta_min_quantiles": {
+            k: float(np.nanquantile([r["delta_min"] for r in per[EPS][TOP]], p))
+            for k, p in (("p10", 0.1), ("p50", 0.5), ("p90", 0.9))
+        },
+        "by_eps": grid,
+        "intent_free": free,
+        "monotone_in_sigma": {str(e): a["monotone"] for e, a in per.items()} | {"log": log["monotone"]},
+        "satisfying_question_ids": {
+            TARGETS[t]: [corpus.question_ids[i] for i in np.flatnonzero(m)] for t, m in meets.items()
+        },
+        "intent_moves_full_score": int(moves.sum()),
+    }
     if not any_meets.any():
-        witness["not_measurable"] = f"no query meets 2Lε < Δmin at ε = {EPS} (median ε* = Δmin/2L: top 10 {top10['eps_star_median']:.2g}, top 1 {top1['eps_star_median']:.2g})"
+        witness["not_measurable"] = (
+            f"no query meets 2Lε < Δmin at ε = {EPS} (median ε* = Δmin/2L: top 10 {top10['eps_star_median']:.2g}, top "
+            f"1 {top1['eps_star_median']:.2g})"
+        )
     return ClaimResult(
-        ours=f"product score: L median {top10['lipschitz_median']:.3g}, Δmin median {top10['delta_min_median']:.2g} (top 10) / {top1['delta_min_median']:.3g} (top 1); "
-             f"at ε = {EPS}: " + "; ".join(f"{TARGETS[t]} {h['queries_satisfying']}/{len(moves)} queries meet 2Lε < Δmin, {h['violations']} violations"
-                                            for t, h in head.items())
-             + f"; log-score L median {_summary(log[TOP])['lipschitz_median']:.3g}",
+        ours=f"product score: L median {top10['lipschitz_median']:.3g}, Δmin median {top10['delta_min_median']:.2g} "
+        f"(top 10) / {top1['delta_min_median']:.3g} (top 1); "
+        f"at ε = {EPS}: "
+        + "; ".join(
+            f"{TARGETS[t]} {h['queries_satisfying']}/{len(moves)} queries meet 2Lε < Δmin, {h['violations']} violations"
+            for t, h in head.items()
+        )
+        + f"; log-score L median {_summary(log[TOP])['lipschitz_median']:.3g}",
         passed=bool(free and log["monotone"] and all(a["monotone"] for a in per.values()) and len(moves) > 0),
         witness=witness,
     )

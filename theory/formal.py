@@ -7,8 +7,7 @@ Importing this module registers ``thm1``, ``thm2``, ``thm3p``, ``thm3pp``, ``a13
 
 from __future__ import annotations
 
-from . import identities as identities
-from . import witnesses as witnesses
+from . import identities as identities, witnesses as witnesses
 
 #: The claim ids this module registers, in the paper's order.
 FORMAL_CLAIMS: tuple[str, ...] = (

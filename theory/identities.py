@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable, Sequence
 from fractions import Fraction
-from typing import Callable, Sequence
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -20,8 +21,7 @@ import sympy
 
 import frcore as fr
 
-from . import depth as _depth
-from . import proofs
+from . import depth as _depth, proofs
 from ._base import ClaimResult, claim
 from .diagnose import formal_diagnosis
 from .verdict import statements
@@ -151,10 +151,12 @@ def _random_scorer(rng: np.random.Generator, d: int, L: float, kind: str) -> Sco
     "A.2.2: deterministic ε-relaxation",
     "If 2Lε < Δmin, an L-Lipschitz feature-restricted scorer produces the same ranking for every "
     "intent and conveys zero intent information.",
-    rule=statements("reproduced if, on every seeded instance meeting 2Lε < Δmin, the ranking is the same for every "
-                    "intent and the intent information is 0 bits",
-                    ("same ranking for every intent", "zero intent information"),
-                    core=("same ranking for every intent",)),
+    rule=statements(
+        "reproduced if, on every seeded instance meeting 2Lε < Δmin, the ranking is the same for every "
+        "intent and the intent information is 0 bits",
+        ("same ranking for every intent", "zero intent information"),
+        core=("same ranking for every intent",),
+    ),
     diagnose=formal_diagnosis,
     method="numeric",
     range="300 seeded scorers (linear and tanh MLPs), n = 2…8 items, d = 1…5 features, 2…6 intents",
@@ -182,10 +184,24 @@ def check_eps_relax(corpus=None, trials: int | None = None) -> ClaimResult:
     passed = checked == trials and all(fl["flipped"] for fl in flips)
     statement = {"same ranking for every intent": not violations, "zero intent information": info == 0.0}
     return ClaimResult(
-        ours=f"{checked} margin instances, {len(violations)} ranking changes, max intent information {info} bits; 20/20 flips at ε = 1.01·Δmin/(2L): {all(fl['flipped'] for fl in flips)}",
+        ours=f"{checked} margin instances, {len(violations)} ranking changes, max intent information {info} bits; "
+        f"20/20 flips at ε = 1.01·Δmin/(2L): {all(fl['flipped'] for fl in flips)}",
         passed=bool(passed),
-        witness={"statement": statement, "statement_detail": {"same ranking for every intent": f"{len(violations)} ranking changes on {checked} instances", "zero intent information": f"max {info} bits"}, "trials": trials, "margin_instances": checked, "violations": violations[:5], "max_intent_information_bits": info, "sharpness_example": flips[0],
-                 "depth": depth.record(300, SEED), "range": f"{trials} seeded scorers (linear and tanh MLPs, seed {depth.seed_for(SEED)}), n = 2…8 items, d = 1…5 features, 2…6 intents"},
+        witness={
+            "statement": statement,
+            "statement_detail": {
+                "same ranking for every intent": f"{len(violations)} ranking changes on {checked} instances",
+                "zero intent information": f"max {info} bits",
+            },
+            "trials": trials,
+            "margin_instances": checked,
+            "violations": violations[:5],
+            "max_intent_information_bits": info,
+            "sharpness_example": flips[0],
+            "depth": depth.record(300, SEED),
+            "range": f"{trials} seeded scorers (linear and tanh MLPs, seed {depth.seed_for(SEED)}), n = 2…8 items, d = "
+            "1…5 features, 2…6 intents",
+        },
     )
 
 
@@ -213,7 +229,12 @@ def entropy_bound_bits(scores: np.ndarray, L: float, eps: float) -> float:
     q̄_ij = :func:`flip_bound` of the pair's gap — the ranking is a function of the pairwise
     comparison bits, and each bit's entropy is at most h_b of its flip probability."""
     s = np.asarray(scores, dtype=np.float64)
-    return float(sum(binary_entropy(min(flip_bound(abs(s[i] - s[j]), L, eps), 0.5)) for i, j in itertools.combinations(range(s.size), 2)))
+    return float(
+        sum(
+            binary_entropy(min(flip_bound(abs(s[i] - s[j]), L, eps), 0.5))
+            for i, j in itertools.combinations(range(s.size), 2)
+        )
+    )
 
 
 def entropy_of(outcomes: Sequence) -> float:
@@ -230,10 +251,12 @@ def entropy_of(outcomes: Sequence) -> float:
     "A.2.3: the looser stochastic entropy bound",
     "The entropy bound is only a weaker corollary requiring the additional comparison-flip model; "
     "the deterministic margin theorem needs no stochastic assumption.",
-    rule=statements("reproduced if the entropy bound is strictly positive wherever the deterministic bound is 0 "
-                    "(weaker) and the flip-model bound holds on simulated ε-ball perturbations",
-                    ("the entropy bound is weaker than the deterministic one", "the flip-model bound holds"),
-                    core=("the entropy bound is weaker than the deterministic one",)),
+    rule=statements(
+        "reproduced if the entropy bound is strictly positive wherever the deterministic bound is 0 "
+        "(weaker) and the flip-model bound holds on simulated ε-ball perturbations",
+        ("the entropy bound is weaker than the deterministic one", "the flip-model bound holds"),
+        core=("the entropy bound is weaker than the deterministic one",),
+    ),
     diagnose=formal_diagnosis,
     method="numeric",
     range="60 seeded linear scorers, n = 2…5 items, 400 ε-ball draws each",
@@ -243,7 +266,8 @@ def check_entropy_corollary(corpus=None, trials: int = 60, draws: int = 400) -> 
     > 0 (weaker); the flip model's bound holds on simulated ε-ball perturbations, in and out of
     the margin regime (empirical flip rates and ranking entropy stay below it)."""
     rng = np.random.default_rng(SEED + 1)
-    weaker, flip_ok, entropy_ok, examples = 0, 0, 0, []
+    weaker, flip_ok, entropy_ok = 0, 0, 0
+    examples: list[dict[str, Any]] = []
     for t in range(trials):
         n, d = int(rng.integers(2, 6)), int(rng.integers(1, 4))
         L = float(rng.uniform(0.2, 3.0))
@@ -261,25 +285,43 @@ def check_entropy_corollary(corpus=None, trials: int = 60, draws: int = 400) -> 
         base = ranking(s)
         pos = {i: k for k, i in enumerate(base)}
         # empirical flip rate of each pair vs its bound (3σ binomial slack)
-        ok = True
+        ok: bool | np.bool_ = True
         for i, j in itertools.combinations(range(n), 2):
             before = pos[i] < pos[j]
             rate = np.mean([(r.index(i) < r.index(j)) != before for r in ranks])
             q = flip_bound(abs(s[i] - s[j]), L, eps)
             ok &= rate <= q + 3 * math.sqrt(max(q * (1 - q), 1e-4) / draws)
-        flip_ok += ok
+        flip_ok += bool(ok)
         h = entropy_of(ranks)
         entropy_ok += h <= bound + 1e-9
         if len(examples) < 3:
-            examples.append({"n": n, "margin_holds": deterministic is not None, "entropy_bound_bits": bound, "empirical_ranking_entropy_bits": h, "deterministic_bound_bits": deterministic})
+            examples.append(
+                {
+                    "n": n,
+                    "margin_holds": deterministic is not None,
+                    "entropy_bound_bits": bound,
+                    "empirical_ranking_entropy_bits": h,
+                    "deterministic_bound_bits": deterministic,
+                }
+            )
     n_margin = (trials + 1) // 2
     passed = len(examples) > 0 and n_margin > 0  # check: the simulation ran on margin instances
-    statement = {"the entropy bound is weaker than the deterministic one": weaker == n_margin,
-                 "the flip-model bound holds": flip_ok == trials and entropy_ok == trials}
+    statement = {
+        "the entropy bound is weaker than the deterministic one": weaker == n_margin,
+        "the flip-model bound holds": flip_ok == trials and entropy_ok == trials,
+    }
     return ClaimResult(
-        ours=f"entropy bound > 0 = deterministic bound on {weaker}/{n_margin} margin instances; flip-model bound held on {flip_ok}/{trials}, ranking entropy ≤ bound on {entropy_ok}/{trials}",
+        ours=f"entropy bound > 0 = deterministic bound on {weaker}/{n_margin} margin instances; flip-model bound held "
+        f"on {flip_ok}/{trials}, ranking entropy ≤ bound on {entropy_ok}/{trials}",
         passed=bool(passed),
-        witness={"statement": statement, "bound": "I(intent; ranking) <= sum_{i<j} h_b(min(1/2, 2 L eps / |s_i - s_j|)) bits under the comparison-flip model", "examples": examples, "strictly_weaker": weaker, "margin_instances": n_margin},
+        witness={
+            "statement": statement,
+            "bound": "I(intent; ranking) <= sum_{i<j} h_b(min(1/2, 2 L eps / |s_i - s_j|)) bits under the "
+            "comparison-flip model",
+            "examples": examples,
+            "strictly_weaker": weaker,
+            "margin_instances": n_margin,
+        },
     )
 
 
@@ -354,7 +396,9 @@ def category_margin_family() -> tuple[np.ndarray, np.ndarray]:
     q = fr.make_query("current")
     margins = []
     for a in (0.0, 1.0):
-        b = np.asarray(fr.score_candidates(fr.replace_params(p, alpha=np.full(K, a)), q, cands, cfg).blend, dtype=np.float64)[: 2 * K]
+        b = np.asarray(
+            fr.score_candidates(fr.replace_params(p, alpha=np.full(K, a)), q, cands, cfg).blend, dtype=np.float64
+        )[: 2 * K]
         margins.append(b[0::2] - b[1::2])
     return margins[0], margins[1] - margins[0]
 
@@ -388,13 +432,16 @@ def exact_unreachability(M: np.ndarray, b: np.ndarray, t: np.ndarray) -> dict:
     "A.11: dimensional necessity of category-specific parameters",
     "An affine parameter family of dimension below K cannot realise generic independently "
     "perturbed category-margin targets; category-specific parameters (dimension K) can.",
-    rule=statements("reproduced if every family of dimension < K leaves a positive residual on random targets and "
-                    "category-specific α (dimension K) reaches every target",
-                    ("dimension < K misses generic targets", "dimension K reaches every target"),
-                    core=("dimension < K misses generic targets", "dimension K reaches every target")),
+    rule=statements(
+        "reproduced if every family of dimension < K leaves a positive residual on random targets and "
+        "category-specific α (dimension K) reaches every target",
+        ("dimension < K misses generic targets", "dimension K reaches every target"),
+        core=("dimension < K misses generic targets", "dimension K reaches every target"),
+    ),
     diagnose=formal_diagnosis,
     method="numeric",
-    range="frcore's category margins; families of dimension 1, 2, 5, 10, 11; 50 seeded targets; exact rank certificates",
+    range="frcore's category margins; families of dimension 1, 2, 5, 10, 11; 50 seeded targets; exact rank "
+    "certificates",
 )
 def check_a11(corpus=None, targets: int = 50) -> ClaimResult:
     """Margins from frcore's blend: global α (d = 1) and random affine families of d = 2..K−1 leave
@@ -412,13 +459,28 @@ def check_a11(corpus=None, targets: int = 50) -> ClaimResult:
     certs = {name: exact_unreachability(M, b, tgt[0]) for name, M in families.items()}
     deficient = [n for n in families if not n.startswith("category")]
     # check: the exact SymPy certificates agree with the least-squares residuals
-    passed = all(certs[n]["unreachable"] == (low[n] > 1e-6) for n in deficient) and certs["category-specific alpha (d=K)"]["rank"] == K
-    statement = {"dimension < K misses generic targets": all(low[n] > 1e-6 and certs[n]["rank"] == families[n].shape[1] for n in deficient),
-                 "dimension K reaches every target": max(res["category-specific alpha (d=K)"]) < 1e-9}
+    passed = (
+        all(certs[n]["unreachable"] == (low[n] > 1e-6) for n in deficient)
+        and certs["category-specific alpha (d=K)"]["rank"] == K
+    )
+    statement = {
+        "dimension < K misses generic targets": all(
+            low[n] > 1e-6 and certs[n]["rank"] == families[n].shape[1] for n in deficient
+        ),
+        "dimension K reaches every target": max(res["category-specific alpha (d=K)"]) < 1e-9,
+    }
     return ClaimResult(
         ours=f"min residual over {targets} random targets: " + ", ".join(f"{n}: {v:.2e}" for n, v in low.items()),
         passed=bool(passed),
-        witness={"statement": statement, "K": K, "margin_intercept": b.tolist(), "margin_slope": slope.tolist(), "min_residual": low, "max_residual_full": max(res["category-specific alpha (d=K)"]), "certificates": certs},
+        witness={
+            "statement": statement,
+            "K": K,
+            "margin_intercept": b.tolist(),
+            "margin_slope": slope.tolist(),
+            "min_residual": low,
+            "max_residual_full": max(res["category-specific alpha (d=K)"]),
+            "certificates": certs,
+        },
     )
 
 
@@ -459,14 +521,17 @@ def empirical_decomposition(contaminated: np.ndarray, passed: np.ndarray) -> tup
     "P_S(pass) = (1 − π_S) p0 + π_S p1; p0 = 0.758, p1 = 0.060, π = 0.08 vs 0.27 predict 13.3pp "
     "vs 12pp observed; equal staleness (0.155 vs 0.153) with pass rates 10.0pp apart falsifies "
     "system-invariant (p0, p1).",
-    rule=statements("reproduced if the decomposition is an identity (SymPy), the paper's own inputs give 13.3pp when "
-                    "rounded to 0.1pp, and FR-Bank vs Memory-R1 imply |p0 − p1| > 1 (impossible for rates). Arithmetic on "
-                    "the paper's figures: nothing here is measured on our data",
-                    ("decomposition identity", "13.3pp from the paper's inputs", "equal staleness falsifies shared (p0, p1)"),
-                    core=("decomposition identity",)),
+    rule=statements(
+        "reproduced if the decomposition is an identity (SymPy), the paper's own inputs give 13.3pp when "
+        "rounded to 0.1pp, and FR-Bank vs Memory-R1 imply |p0 − p1| > 1 (impossible for rates). Arithmetic on "
+        "the paper's figures: nothing here is measured on our data",
+        ("decomposition identity", "13.3pp from the paper's inputs", "equal staleness falsifies shared (p0, p1)"),
+        core=("decomposition identity",),
+    ),
     diagnose=formal_diagnosis,
     method="numeric",
-    range="the paper's figures (exact decimals) and 3 simulated corpora of 5,000 questions; the identity for symbols in a12_proof",
+    range="the paper's figures (exact decimals) and 3 simulated corpora of 5,000 questions; the identity for symbols "
+    "in a12_proof",
 )
 def check_a12(corpus=None) -> ClaimResult:
     """SymPy identity, exact empirical identity on simulated Bernoulli data, the paper's 13.3pp,
@@ -483,10 +548,14 @@ def check_a12(corpus=None) -> ClaimResult:
     gap = predicted_gap(q("0.08"), q("0.27"), q("0.758"), q("0.060"))
     implied = implied_rate_gap(q("0.769"), q("0.669"), q("0.155"), q("0.153"))
     passed = all(s["exact_equal"] for s in sims)  # check: the exact empirical identity on simulated data
-    statement = {"decomposition identity": bool(symbolic), "13.3pp from the paper's inputs": round(100 * float(gap), 1) == 13.3,
-                 "equal staleness falsifies shared (p0, p1)": abs(implied) > 1}
+    statement = {
+        "decomposition identity": bool(symbolic),
+        "13.3pp from the paper's inputs": round(100 * float(gap), 1) == 13.3,
+        "equal staleness falsifies shared (p0, p1)": abs(implied) > 1,
+    }
     return ClaimResult(
-        ours=f"predicted gap {100 * float(gap):.2f}pp (paper 13.3pp, observed 12pp); FR-Bank vs Memory-R1 would need p0 − p1 = {float(implied):.0f}, impossible for rates in [0, 1]",
+        ours=f"predicted gap {100 * float(gap):.2f}pp (paper 13.3pp, observed 12pp); FR-Bank vs Memory-R1 would need "
+        f"p0 − p1 = {float(implied):.0f}, impossible for rates in [0, 1]",
         passed=bool(passed),
         witness={
             "statement": statement,
@@ -495,7 +564,13 @@ def check_a12(corpus=None) -> ClaimResult:
             "predicted_gap": str(gap),
             "predicted_gap_pp": float(100 * gap),
             "observed_gap_pp": 12.0,
-            "falsification": {"pass": [0.769, 0.669], "staleness": [0.155, 0.153], "implied_p0_minus_p1": float(implied), "max_possible": 1.0, "max_gap_pp_if_shared": 100 * 0.002},
+            "falsification": {
+                "pass": [0.769, 0.669],
+                "staleness": [0.155, 0.153],
+                "implied_p0_minus_p1": float(implied),
+                "max_possible": 1.0,
+                "max_gap_pp_if_shared": 100 * 0.002,
+            },
         },
     )
 
@@ -513,7 +588,9 @@ def lemma1_properties(weights: np.ndarray, params: fr.LifecycleParams | None = N
     w = np.asarray(weights, dtype=np.float64)
     if w.ndim != 2 or w.shape[1] != K:
         raise ValueError(f"weights: expected shape (n, {K}), got {w.shape}")
-    lam = np.asarray(jax.vmap(lambda row: fr.effective_rate(p, row))(jnp.asarray(w, dtype=p.rates.dtype)), dtype=np.float64)
+    lam = np.asarray(
+        jax.vmap(lambda row: fr.effective_rate(p, row))(jnp.asarray(w, dtype=p.rates.dtype)), dtype=np.float64
+    )
     rates = np.asarray(p.rates, dtype=np.float64)
     support = w > 0
     return {
@@ -530,13 +607,21 @@ def lemma1_properties(weights: np.ndarray, params: fr.LifecycleParams | None = N
     "A.14 Lemma 1: harmonic-mean decay",
     "λ_eff(w) = Σ w_c / Σ (w_c / λ_c): between the smallest and largest rate, at most the weighted "
     "arithmetic mean, equal to λ_c for a one-hot w; the mixture's half-life is the weighted mean of half-lives.",
-    rule=statements("reproduced if, through frcore's kernel on 500 seeded soft rows and every one-hot row, λ_eff lies "
-                    "between the smallest and largest rate, is at most the arithmetic mean, equals λ_c for one-hot w, and "
-                    "the half-life identity holds (numerically and in SymPy)",
-                    ("between the smallest and largest rate", "at most the arithmetic mean", "λ_c for a one-hot w", "half-life identity")),
+    rule=statements(
+        "reproduced if, through frcore's kernel on 500 seeded soft rows and every one-hot row, λ_eff lies "
+        "between the smallest and largest rate, is at most the arithmetic mean, equals λ_c for one-hot w, and "
+        "the half-life identity holds (numerically and in SymPy)",
+        (
+            "between the smallest and largest rate",
+            "at most the arithmetic mean",
+            "λ_c for a one-hot w",
+            "half-life identity",
+        ),
+    ),
     diagnose=formal_diagnosis,
     method="numeric",
-    range="frcore's kernel at its 11 rates: 500 seeded soft rows (supports 1…11) and the 11 one-hot rows; symbols in a14_lemma1_proof",
+    range="frcore's kernel at its 11 rates: 500 seeded soft rows (supports 1…11) and the 11 one-hot rows; symbols in "
+    "a14_lemma1_proof",
 )
 def check_a14(corpus=None, rows: int | None = None) -> ClaimResult:
     """Seeded soft weights (random supports, Dirichlet values) plus every one-hot row, through
@@ -559,11 +644,26 @@ def check_a14(corpus=None, rows: int | None = None) -> ClaimResult:
     sym = proofs.lemma1_explicit(K)["half-life identity"]  # for K symbolic weights and rates
     gap = float(np.max(r["arithmetic"] - lam))
     passed = bool(np.all(np.isfinite(lam)))  # check: the kernel returned a finite rate for every row
-    statement = {"between the smallest and largest rate": between, "at most the arithmetic mean": hm_am,
-                 "λ_c for a one-hot w": one_hot, "half-life identity": bool(half < 10 * rtol and sym)}
+    statement = {
+        "between the smallest and largest rate": between,
+        "at most the arithmetic mean": hm_am,
+        "λ_c for a one-hot w": one_hot,
+        "half-life identity": bool(half < 10 * rtol and sym),
+    }
     return ClaimResult(
-        ours=f"{rows} soft rows + {K} one-hot: between min/max {between}, ≤ arithmetic {hm_am}, one-hot exact {one_hot}, half-life identity max rel. error {half:.1e}; largest AM − HM gap {gap:.2e}/h",
+        ours=f"{rows} soft rows + {K} one-hot: between min/max {between}, ≤ arithmetic {hm_am}, one-hot exact "
+        f"{one_hot}, half-life identity max rel. error {half:.1e}; largest AM − HM gap {gap:.2e}/h",
         passed=bool(passed),
-        witness={"statement": statement, "between_min_max": between, "hm_le_am": hm_am, "one_hot": one_hot, "half_life_rel_error": half, "symbolic_half_life": bool(sym), "max_am_minus_hm": gap,
-                 "depth": d.record(500, SEED + 5), "range": f"frcore's kernel at its 11 rates: {rows} seeded soft rows (supports 1…11, seed {d.seed_for(SEED + 5)}) and the 11 one-hot rows"},
+        witness={
+            "statement": statement,
+            "between_min_max": between,
+            "hm_le_am": hm_am,
+            "one_hot": one_hot,
+            "half_life_rel_error": half,
+            "symbolic_half_life": bool(sym),
+            "max_am_minus_hm": gap,
+            "depth": d.record(500, SEED + 5),
+            "range": f"frcore's kernel at its 11 rates: {rows} seeded soft rows (supports 1…11, seed "
+            f"{d.seed_for(SEED + 5)}) and the 11 one-hot rows",
+        },
     )

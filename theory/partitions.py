@@ -25,10 +25,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from frcore import N_CATEGORIES, as_arrays
-
 # The corpus-free partition machinery is the core's (its fr-collapsed-K systems use it); re-exported.
 from frcore import (
+    N_CATEGORIES,
+    as_arrays,
     optimal_by_k as optimal_by_k,
     optimal_table_partitions as optimal_table_partitions,
     partition_blocks as blocks,
@@ -89,7 +89,9 @@ def grouped(labels: np.ndarray, primary: np.ndarray) -> np.ndarray:
 def pairwise_excess(cnt: np.ndarray, means: np.ndarray, labels: np.ndarray) -> float:
     """Weighted pairwise identity (A.6): merging categories into groups adds
 
-    .. math:: \\Delta V = \\frac1N \\sum_g \\frac{1}{n_g} \\sum_{c<c'\\in g} n_c n_{c'} \\lVert \\mu_c-\\mu_{c'}\\rVert^2
+    .. math::
+
+        \\Delta V = \\frac1N \\sum_g \\frac{1}{n_g} \\sum_{c<c'\\in g} n_c n_{c'} \\lVert \\mu_c-\\mu_{c'}\\rVert^2
 
     to the within-category variance (law of total variance written pairwise)."""
     N = cnt.sum()

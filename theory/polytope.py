@@ -60,7 +60,7 @@ class Pairs:
     def __len__(self) -> int:
         return int(self.kind.shape[0])
 
-    def subset(self, mask: np.ndarray) -> "Pairs":
+    def subset(self, mask: np.ndarray) -> Pairs:
         return Pairs(*(getattr(self, f)[mask] for f in self.__dataclass_fields__))
 
     @property
@@ -86,19 +86,30 @@ def requirement_pairs(corpus, activation: np.ndarray | None = None, *, distracto
         t = corpus.said_at[b]
         for s in sup:
             for x in wrong:
-                rows.append((PRESERVATION if t[x] > t[s] else SUPPRESSION, b, s, x, True))
+                rows.append((PRESERVATION if t[x] > t[s] else SUPPRESSION, b, int(s), int(x), True))
             if distractors:
                 newer = np.flatnonzero(other & (t > t[s]))
                 if newer.size:
-                    x = newer[np.argmax(corpus.sim[b, newer])]
-                    rows.append((PRESERVATION, b, s, int(x), False))
+                    rows.append((PRESERVATION, b, int(s), int(newer[np.argmax(corpus.sim[b, newer])]), False))
     if not rows:
         z = np.zeros(0)
         zi = np.zeros(0, dtype=np.int64)
         return Pairs(zi, zi, zi, zi, z.astype(bool), z, z, z, z, zi, zi)
     r = np.array(rows, dtype=np.int64)
-    k, b, s, x = r[:, 0], r[:, 1], r[:, 2], r[:, 3]
-    return Pairs(k, b, s, x, r[:, 4].astype(bool), corpus.sim[b, s], corpus.sim[b, x], act[b, s], act[b, x], prim[b, s], prim[b, x])
+    qb, qs, qx = r[:, 1], r[:, 2], r[:, 3]
+    return Pairs(
+        r[:, 0],
+        qb,
+        qs,
+        qx,
+        r[:, 4].astype(bool),
+        corpus.sim[qb, qs],
+        corpus.sim[qb, qx],
+        act[qb, qs],
+        act[qb, qx],
+        prim[qb, qs],
+        prim[qb, qx],
+    )
 
 
 _PAIRS_CACHE: dict[int, tuple[object, dict]] = {}
@@ -162,8 +173,8 @@ def cross_pair_infeasible(pairs: Pairs, margin: float = DEFAULT_MARGIN) -> tuple
     alone = lo <= hi
     P = np.flatnonzero(alone & (pairs.kind == PRESERVATION))
     S = np.flatnonzero(alone & (pairs.kind == SUPPRESSION))
-    pi, si = np.meshgrid(P, S, indexing="ij")
-    pi, si = pi.ravel(), si.ravel()
+    grid_p, grid_s = np.meshgrid(P, S, indexing="ij")
+    pi, si = grid_p.ravel(), grid_s.ravel()
     infeasible = np.maximum(lo[pi], lo[si]) > np.minimum(hi[pi], hi[si]) + GAP_TOL
     return pi, si, infeasible
 
@@ -300,7 +311,9 @@ def check_point(G: np.ndarray, h: np.ndarray, alpha: np.ndarray, tol: float = 1e
     return in_box and smin >= -tol, smin
 
 
-def category_alpha_rows(pairs: Pairs, margin: float = DEFAULT_MARGIN, n: int = N_CATEGORIES) -> tuple[np.ndarray, np.ndarray]:
+def category_alpha_rows(
+    pairs: Pairs, margin: float = DEFAULT_MARGIN, n: int = N_CATEGORIES
+) -> tuple[np.ndarray, np.ndarray]:
     """Each pair as a row G α ≤ h over category-specific α ∈ [0,1]^n:
     −(a_s − σ_s) α_{c(s)} + (a_x − σ_x) α_{c(x)} ≤ ε − m."""
     G = np.zeros((len(pairs), n))
@@ -379,5 +392,11 @@ def prove_infeasible(A: np.ndarray, c: np.ndarray) -> dict:
     exact = check_farkas_exact(Af, cf, y) if ok else False
     keep = np.flatnonzero(y > 1e-12)
     n = A.shape[0]
-    return {"float64": bool(ok), "exact": bool(exact), "rows": [int(k) if k < n else f"box{k - n}" for k in keep],
-            "y": [float(y[k]) for k in keep], "yTc": float(y @ cf), "abs_yTA": float(np.abs(y @ Af).sum())}
+    return {
+        "float64": bool(ok),
+        "exact": bool(exact),
+        "rows": [int(k) if k < n else f"box{k - n}" for k in keep],
+        "y": [float(y[k]) for k in keep],
+        "yTc": float(y @ cf),
+        "abs_yTA": float(np.abs(y @ Af).sum()),
+    }

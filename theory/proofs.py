@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 import sympy
@@ -184,22 +185,38 @@ def lemma1_general() -> dict:
     num_hi = lmax * D - W
     cert_hi = S(w[_i] * (lmax / lam[_i] - 1))
     summand_hi = sympy.expand((w[_i] * (lmax / lam[_i] - 1)).xreplace({lam[_i]: 1 / (1 / lmax + e[_i])}))
-    between = (equal_by_sum_rules(num_lo, cert_lo) and manifestly_nonnegative(summand_lo)
-               and equal_by_sum_rules(num_hi, cert_hi) and manifestly_nonnegative(summand_hi) and manifestly_positive(D))
-    out["between the smallest and largest rate"] = {"proved": bool(between), "latex": [
-        _tex(lam_eff - lmin, cert_lo / D), _tex(summand_lo, 0, r"\ge") + r"\quad(\lambda_i = \lambda_{\min} + d_i)",
-        _tex(lmax - lam_eff, cert_hi / D), _tex(summand_hi, 0, r"\ge") + r"\quad(1/\lambda_i = 1/\lambda_{\max} + e_i)"]}
+    between = (
+        equal_by_sum_rules(num_lo, cert_lo)
+        and manifestly_nonnegative(summand_lo)
+        and equal_by_sum_rules(num_hi, cert_hi)
+        and manifestly_nonnegative(summand_hi)
+        and manifestly_positive(D)
+    )
+    out["between the smallest and largest rate"] = {
+        "proved": bool(between),
+        "latex": [
+            _tex(lam_eff - lmin, cert_lo / D),
+            _tex(summand_lo, 0, r"\ge") + r"\quad(\lambda_i = \lambda_{\min} + d_i)",
+            _tex(lmax - lam_eff, cert_hi / D),
+            _tex(summand_hi, 0, r"\ge") + r"\quad(1/\lambda_i = 1/\lambda_{\max} + e_i)",
+        ],
+    }
 
     # AM − HM = ½ ΣΣ w_i w_j (λ_i − λ_j)² / (λ_i λ_j) / (Σ w · Σ w/λ)
     am = S(w[_i] * lam[_i]) / W
     num = S(w[_i] * lam[_i]) * D - W**2
     cert = Sum(w[_i] * w[_j] * (lam[_i] - lam[_j]) ** 2 / (lam[_i] * lam[_j]), (_i, 1, _n), (_j, 1, _n)) / 2
     am_hm = equal_by_sum_rules(num, cert) and manifestly_nonnegative(cert) and manifestly_positive(W * D)
-    out["at most the arithmetic mean"] = {"proved": bool(am_hm), "latex": [_tex(am - lam_eff, cert / (W * D)), _tex(cert, 0, r"\ge")]}
+    out["at most the arithmetic mean"] = {
+        "proved": bool(am_hm),
+        "latex": [_tex(am - lam_eff, cert / (W * D)), _tex(cert, 0, r"\ge")],
+    }
 
     wc, lc = sympy.symbols("w_c lambda_c", positive=True)
-    out["λ_c for a one-hot w"] = {"proved": sympy.cancel(wc / (wc / lc) - lc) == 0,
-                                  "latex": [_tex(sympy.Symbol(r"\lambda_{\mathrm{eff}}(w_c e_c)"), lc)]}
+    out["λ_c for a one-hot w"] = {
+        "proved": sympy.cancel(wc / (wc / lc) - lc) == 0,
+        "latex": [_tex(sympy.Symbol(r"\lambda_{\mathrm{eff}}(w_c e_c)"), lc)],
+    }
     return out
 
 
@@ -212,7 +229,7 @@ def _laurent(K: int, *groups: str):
     from sympy.polys.rings import ring
 
     _, *gens = ring(",".join(f"{g}{a}" for g in groups for a in range(K)), QQ)
-    cols = [gens[i * K:(i + 1) * K] for i in range(len(groups))]
+    cols = [gens[i * K : (i + 1) * K] for i in range(len(groups))]
     rel = [x * y - 1 for x, y in zip(cols[-2], cols[-1])]
     return cols, (lambda p: p.rem(rel) == 0)
 
@@ -230,11 +247,17 @@ def lemma1_explicit(K: int) -> dict[str, bool]:
         between &= zero(ls[k] * D - W - sum(w * (ls[k] * m - 1) for w, m in zip(ws, ms)))  # certificate Σ w (λ_k/λ − 1)
     between &= _lemma1_terms_nonnegative()
     cert = sum(ws[a] * ws[b] * (ls[a] - ls[b]) ** 2 * ms[a] * ms[b] for a in range(K) for b in range(a + 1, K))
-    am = zero(sum(w * l for w, l in zip(ws, ls)) * D - W**2 - cert) and _am_term_nonnegative()
-    one_hot = all(zero((W - ls[c] * D).subs([(ws[b], 0) for b in range(K) if b != c]) if K > 1 else W - ls[c] * D)
-                  for c in range(K))  # λ_eff = λ_c ⇔ Σw − λ_c Σ w/λ = 0 at w_b = 0 (b ≠ c)
-    return {"half-life identity": bool(half), "between the smallest and largest rate": bool(between),
-            "at most the arithmetic mean": bool(am), "λ_c for a one-hot w": bool(one_hot)}
+    am = zero(sum(w * lam for w, lam in zip(ws, ls)) * D - W**2 - cert) and _am_term_nonnegative()
+    one_hot = all(
+        zero((W - ls[c] * D).subs([(ws[b], 0) for b in range(K) if b != c]) if K > 1 else W - ls[c] * D)
+        for c in range(K)
+    )  # λ_eff = λ_c ⇔ Σw − λ_c Σ w/λ = 0 at w_b = 0 (b ≠ c)
+    return {
+        "half-life identity": bool(half),
+        "between the smallest and largest rate": bool(between),
+        "at most the arithmetic mean": bool(am),
+        "λ_c for a one-hot w": bool(one_hot),
+    }
 
 
 def _lemma1_terms_nonnegative() -> bool:
@@ -256,7 +279,12 @@ def lemma1_spot_check(rows: int = 40) -> dict[str, bool]:
     """Exact rational spot-check of Lemma 1's four statements at seeded points (support sizes 1…11),
     and frcore's kernel against the formula at its own rates (float, rtol 1e-5)."""
     rng = _spot_rng(1)
-    ok = {"half-life identity": True, "between the smallest and largest rate": True, "at most the arithmetic mean": True, "λ_c for a one-hot w": True}
+    ok = {
+        "half-life identity": True,
+        "between the smallest and largest rate": True,
+        "at most the arithmetic mean": True,
+        "λ_c for a one-hot w": True,
+    }
     for _ in range(rows):
         K = int(rng.integers(1, N_MAX + 1))
         w, lam = _rationals(rng, K, 0.001, 1.0), _rationals(rng, K, 0.001, 0.01)
@@ -273,7 +301,12 @@ def lemma1_spot_check(rows: int = 40) -> dict[str, bool]:
     return ok
 
 
-LEMMA1 = ("between the smallest and largest rate", "at most the arithmetic mean", "λ_c for a one-hot w", "half-life identity")
+LEMMA1 = (
+    "between the smallest and largest rate",
+    "at most the arithmetic mean",
+    "λ_c for a one-hot w",
+    "half-life identity",
+)
 
 
 @claim(
@@ -281,9 +314,12 @@ LEMMA1 = ("between the smallest and largest rate", "at most the arithmetic mean"
     "A.14 Lemma 1, proved: harmonic-mean decay for symbolic weights and rates",
     "λ_eff(w) = Σ w_c / Σ (w_c / λ_c): between the smallest and largest rate, at most the weighted "
     "arithmetic mean, equal to λ_c for a one-hot w; the mixture's half-life is the weighted mean of half-lives.",
-    rule=statements("reproduced if SymPy proves each statement for symbolic w_c > 0, λ_c > 0 on a support of any "
-                    "size (finite-sum rules) and for every explicit size K = 2…11",
-                    LEMMA1, core=LEMMA1),
+    rule=statements(
+        "reproduced if SymPy proves each statement for symbolic w_c > 0, λ_c > 0 on a support of any "
+        "size (finite-sum rules) and for every explicit size K = 2…11",
+        LEMMA1,
+        core=LEMMA1,
+    ),
     diagnose=formal_diagnosis,
     method="symbolic",
     range="support of any size n (finite-sum rules); explicitly K = 2…11; symbolic w_c > 0, λ_c > 0",
@@ -295,13 +331,22 @@ def check_a14_proof(corpus=None) -> ClaimResult:
     spot = lemma1_spot_check()
     proved = {s: bool(general[s]["proved"] and all(explicit[K][s] for K in explicit)) for s in LEMMA1}
     passed = all(spot.values())  # check: the exact spot-check and frcore's kernel agree with the proved formula
-    detail = {s: f"general n: {general[s]['proved']}; explicit K = 2…11: {sum(explicit[K][s] for K in explicit)}/{len(explicit)}" for s in LEMMA1}
+    detail = {
+        s: f"general n: {general[s]['proved']}; explicit K = 2…11: "
+        f"{sum(explicit[K][s] for K in explicit)}/{len(explicit)}"
+        for s in LEMMA1
+    }
     return ClaimResult(
         ours="proved for any support size and K = 2…11: " + ", ".join(f"{s} {proved[s]}" for s in LEMMA1),
         passed=bool(passed),
-        witness={"statement": proved, "statement_detail": detail, "range": "support of any size n; explicitly K = 2…11",
-                 "latex": {s: general[s]["latex"] for s in LEMMA1},
-                 "explicit": {str(K): v for K, v in explicit.items()}, "spot_check": spot},
+        witness={
+            "statement": proved,
+            "statement_detail": detail,
+            "range": "support of any size n; explicitly K = 2…11",
+            "latex": {s: general[s]["latex"] for s in LEMMA1},
+            "explicit": {str(K): v for K, v in explicit.items()},
+            "spot_check": spot,
+        },
     )
 
 
@@ -334,10 +379,14 @@ def a6_general() -> dict:
     m = lambda k: Sg[k] / Wg[k]  # noqa: E731
     between = Sum(Wg[g] * Wg[h] * (m(g) - m(h)) ** 2, (g, 1, G), (h, 1, G)) / (2 * Wt)
     return {
-        "pairwise variance identity": {"proved": equal_by_sum_rules(lhs, moment) and equal_by_sum_rules(pair, moment),
-                                       "latex": [_tex(lhs, pair), _tex(lhs, moment)]},
-        "merged-group decomposition": {"proved": equal_by_sum_rules(total, within + between),
-                                       "latex": [_tex(total, within + between)]},
+        "pairwise variance identity": {
+            "proved": equal_by_sum_rules(lhs, moment) and equal_by_sum_rules(pair, moment),
+            "latex": [_tex(lhs, pair), _tex(lhs, moment)],
+        },
+        "merged-group decomposition": {
+            "proved": equal_by_sum_rules(total, within + between),
+            "latex": [_tex(total, within + between)],
+        },
     }
 
 
@@ -366,7 +415,9 @@ def groups_explicit(k: int) -> bool:
     (Sg, Qg, Wg, Vg), zero = _laurent(k, "S", "Q", "W", "V")
     Wt, St = sum(Wg), sum(Sg)
     sq = sum(s * s * v for s, v in zip(Sg, Vg))  # Σ S_g² / W_g
-    pairwise = sum(Wg[a] * Wg[b] * (Sg[a] * Vg[a] - Sg[b] * Vg[b]) ** 2 for a in range(k) for b in range(k))  # 2W · between
+    pairwise = sum(
+        Wg[a] * Wg[b] * (Sg[a] * Vg[a] - Sg[b] * Vg[b]) ** 2 for a in range(k) for b in range(k)
+    )  # 2W · between
     moment = zero(pairwise - 2 * (Wt * sq - St**2))  # between = Σ S²/W_g − (ΣS)²/W
     # W · (total − within − between) with total = ΣQ − (ΣS)²/W, within = Σ (Q_g − S_g²/W_g)
     decomposition = zero((Wt * sum(Qg) - St**2) - Wt * (sum(Qg) - sq) - (Wt * sq - St**2))
@@ -381,8 +432,11 @@ def granularity_groupings() -> dict[str, list[list[str]]]:
     here: finding them scans all 678,570 partitions)."""
     from frcore.bench import cognitive_partition
 
-    return {"cognitive 3": cognitive_partition(), "optimal k=1": [list(fr.CATEGORY_NAMES)],
-            "optimal k=11": [[c] for c in fr.CATEGORY_NAMES]}
+    return {
+        "cognitive 3": cognitive_partition(),
+        "optimal k=1": [list(fr.CATEGORY_NAMES)],
+        "optimal k=11": [[c] for c in fr.CATEGORY_NAMES],
+    }
 
 
 def a6_spot_check(rows: int = 30) -> bool:
@@ -403,40 +457,68 @@ def a6_spot_check(rows: int = 30) -> bool:
     return bool(ok)
 
 
-A6_RULE = statements("reproduced if SymPy proves the pairwise identity and the merged-group decomposition for any n "
-                     "and any grouping (finite-sum rules), and explicitly for n = 2…11 and every grouping of ≤ 11 groups "
-                     "(which covers every grouping the granularity sweep scores)",
-                     ("pairwise variance identity", "merged-group decomposition"),
-                     core=("pairwise variance identity", "merged-group decomposition"))
-A6_RANGE = "any n and any grouping (finite-sum rules); explicitly n = 2…11 and k = 1…11 groups: every grouping of the 11 categories, the sweep's included"
+A6_RULE = statements(
+    "reproduced if SymPy proves the pairwise identity and the merged-group decomposition for any n "
+    "and any grouping (finite-sum rules), and explicitly for n = 2…11 and every grouping of ≤ 11 groups "
+    "(which covers every grouping the granularity sweep scores)",
+    ("pairwise variance identity", "merged-group decomposition"),
+    core=("pairwise variance identity", "merged-group decomposition"),
+)
+A6_RANGE = (
+    "any n and any grouping (finite-sum rules); explicitly n = 2…11 and k = 1…11 groups: every grouping of the "
+    "11 categories, the sweep's included"
+)
 
 
 def a6_result() -> ClaimResult:
-    """The check of the ``a6_identity`` claim (registered in :mod:`theory.identities`): the identity and the decomposition proved for general n / groupings and explicitly; each
-    grouping the granularity sweep uses is covered (its group sizes and count are ≤ 11); exact
-    rational spot-check."""
+    """The check of the ``a6_identity`` claim (registered in :mod:`theory.identities`): the identity
+    and the decomposition proved for general n / groupings and explicitly; each grouping the
+    granularity sweep uses is covered (its group sizes and count are ≤ 11); exact rational
+    spot-check."""
     general = a6_general()
     explicit = {n: pairwise_explicit(n) for n in range(2, N_MAX + 1)}
     groups = {k: groups_explicit(k) for k in range(1, N_MAX + 1)}
-    shapes = {}
+    shapes: dict[str, dict[str, Any]] = {}
     for name, blocks in granularity_groupings().items():
         sizes = sorted((len(b) for b in blocks), reverse=True)
-        covered = all(s == 1 or explicit.get(s, False) for s in sizes) and groups.get(len(sizes), False) and (len(sizes) == 1 or explicit[len(sizes)])
+        covered = (
+            all(s == 1 or explicit.get(s, False) for s in sizes)
+            and groups.get(len(sizes), False)
+            and (len(sizes) == 1 or explicit[len(sizes)])
+        )
         shapes[name] = {"sizes": sizes, "proved": bool(covered)}
     spot = a6_spot_check()
-    statement = {"pairwise variance identity": bool(general["pairwise variance identity"]["proved"] and all(explicit.values())),
-                 "merged-group decomposition": bool(general["merged-group decomposition"]["proved"] and all(groups.values()) and all(s["proved"] for s in shapes.values()))}
-    detail = {"pairwise variance identity": f"general n: {general['pairwise variance identity']['proved']}; explicit n = 2…11: {sum(explicit.values())}/{len(explicit)}",
-              "merged-group decomposition": f"general: {general['merged-group decomposition']['proved']}; explicit k = 1…11 groups: {sum(groups.values())}/{len(groups)}; "
-                                            f"sweep groupings {sum(s['proved'] for s in shapes.values())}/{len(shapes)}"}
+    statement = {
+        "pairwise variance identity": bool(general["pairwise variance identity"]["proved"] and all(explicit.values())),
+        "merged-group decomposition": bool(
+            general["merged-group decomposition"]["proved"]
+            and all(groups.values())
+            and all(s["proved"] for s in shapes.values())
+        ),
+    }
+    detail = {
+        "pairwise variance identity": f"general n: {general['pairwise variance identity']['proved']}; explicit n = "
+        f"2…11: {sum(explicit.values())}/{len(explicit)}",
+        "merged-group decomposition": f"general: {general['merged-group decomposition']['proved']}; explicit k = 1…11 "
+        f"groups: {sum(groups.values())}/{len(groups)}; "
+        f"sweep groupings {sum(s['proved'] for s in shapes.values())}/{len(shapes)}",
+    }
     return ClaimResult(
-        ours=f"pairwise identity proved for any n and n = 2…11: {statement['pairwise variance identity']}; merged-group decomposition "
-             f"proved for any grouping and k = 1…11 groups: {statement['merged-group decomposition']} ({len(shapes)} sweep groupings covered)",
+        ours=f"pairwise identity proved for any n and n = 2…11: {statement['pairwise variance identity']}; "
+        "merged-group decomposition "
+        f"proved for any grouping and k = 1…11 groups: {statement['merged-group decomposition']} ({len(shapes)} sweep "
+        "groupings covered)",
         passed=spot,  # check: the exact rational spot-check agrees
-        witness={"statement": statement, "statement_detail": detail, "range": "any n and any grouping; explicitly n = 2…11, k = 1…11",
-                 "latex": {k: v["latex"] for k, v in general.items()},
-                 "symbolic": {str(n): v for n, v in explicit.items()}, "groups": {str(k): v for k, v in groups.items()},
-                 "sweep_groupings": shapes, "spot_check": spot},
+        witness={
+            "statement": statement,
+            "statement_detail": detail,
+            "range": "any n and any grouping; explicitly n = 2…11, k = 1…11",
+            "latex": {k: v["latex"] for k, v in general.items()},
+            "symbolic": {str(n): v for n, v in explicit.items()},
+            "groups": {str(k): v for k, v in groups.items()},
+            "sweep_groupings": shapes,
+            "spot_check": spot,
+        },
     )
 
 
@@ -468,16 +550,26 @@ def eps_chain() -> dict:
     paper_form = sympy.expand(delta.subs({Li: L, Lj: L}) - (2 * L * eps + mu)) == 0
     tight = sympy.simplify(new_gap.subs({mu: 0, s: 0, a: 0, b: 0})) == 0
     m_neg = sympy.Symbol("m", negative=True)
-    flips = sympy.expand((g + (-Li * eps) - (Lj * eps)).subs({mu: m_neg, s: 0})).is_negative  # μ < 0: the extreme shifts flip the pair
+    flips = sympy.expand(
+        (g + (-Li * eps) - (Lj * eps)).subs({mu: m_neg, s: 0})
+    ).is_negative  # μ < 0: the extreme shifts flip the pair
     info = sympy.simplify(-sympy.Integer(1) * sympy.log(1)) == 0  # H of a constant ranking
     return {
-        "no pair flips under the margin condition": {"proved": bool(identity and bounds and paper_form and manifestly_positive(cert)),
-            "latex": [r"|\delta_k| \le L_k\,\lVert p_k\rVert \le L_k\varepsilon",
-                      _tex(sympy.Symbol("g'"), sympy.Symbol("g") + sympy.Symbol(r"\delta_i") - sympy.Symbol(r"\delta_j")),
-                      r"g' = (\Delta_{\min} + s) + (-L_i\varepsilon + a) - (L_j\varepsilon - b)",
-                      r"\phantom{g'} = \Delta_{\min} - (L_i + L_j)\varepsilon + s + a + b = " + latex(cert) + r" > 0", r"L_i = L_j = L:\quad \Delta_{\min} > 2L\varepsilon"]},
+        "no pair flips under the margin condition": {
+            "proved": bool(identity and bounds and paper_form and manifestly_positive(cert)),
+            "latex": [
+                r"|\delta_k| \le L_k\,\lVert p_k\rVert \le L_k\varepsilon",
+                _tex(sympy.Symbol("g'"), sympy.Symbol("g") + sympy.Symbol(r"\delta_i") - sympy.Symbol(r"\delta_j")),
+                r"g' = (\Delta_{\min} + s) + (-L_i\varepsilon + a) - (L_j\varepsilon - b)",
+                r"\phantom{g'} = \Delta_{\min} - (L_i + L_j)\varepsilon + s + a + b = " + latex(cert) + r" > 0",
+                r"L_i = L_j = L:\quad \Delta_{\min} > 2L\varepsilon",
+            ],
+        },
         "zero intent information": {"proved": bool(info), "latex": [r"I(Q; R) = H(R) - H(R \mid Q) = 0 - 0 = 0"]},
-        "the margin is sharp": {"proved": bool(tight and flips), "latex": [r"\mu = 0:\ g' = 0;\quad \mu < 0:\ g' = \mu < 0"]},
+        "the margin is sharp": {
+            "proved": bool(tight and flips),
+            "latex": [r"\mu = 0:\ g' = 0;\quad \mu < 0:\ g' = \mu < 0"],
+        },
     }
 
 
@@ -502,9 +594,12 @@ EPS_PARTS = ("no pair flips under the margin condition", "zero intent informatio
     "A.2.2, proved: the ε-relaxation margin argument as a symbolic inequality chain",
     "If 2Lε < Δmin, an L-Lipschitz feature-restricted scorer produces the same ranking for every "
     "intent and conveys zero intent information.",
-    rule=statements("reproduced if SymPy proves that the perturbed gap of every pair equals a manifestly positive "
-                    "certificate under 2Lε < Δmin, that the ranking then carries 0 bits, and that the margin is sharp",
-                    EPS_PARTS, core=("no pair flips under the margin condition",)),
+    rule=statements(
+        "reproduced if SymPy proves that the perturbed gap of every pair equals a manifestly positive "
+        "certificate under 2Lε < Δmin, that the ranking then carries 0 bits, and that the margin is sharp",
+        EPS_PARTS,
+        core=("no pair flips under the margin condition",),
+    ),
     diagnose=formal_diagnosis,
     method="symbolic",
     range="any number of items, any L > 0 (or per-item L_i), ε ≥ 0, Δmin > 2Lε; any norm in which f is L-Lipschitz",
@@ -517,8 +612,12 @@ def check_eps_proof(corpus=None) -> ClaimResult:
     return ClaimResult(
         ours="perturbed gap = μ + s + a + b > 0 for every pair: " + ", ".join(f"{k} {v}" for k, v in statement.items()),
         passed=spot,
-        witness={"statement": statement, "range": "any number of items, L > 0, ε ≥ 0, Δmin > 2Lε",
-                 "latex": {k: v["latex"] for k, v in chain.items()}, "spot_check": spot},
+        witness={
+            "statement": statement,
+            "range": "any number of items, L > 0, ε ≥ 0, Δmin > 2Lε",
+            "latex": {k: v["latex"] for k, v in chain.items()},
+            "spot_check": spot,
+        },
     )
 
 
@@ -548,16 +647,30 @@ def a12_proof() -> dict:
     return {
         "decomposition identity": {"proved": bool(decomposition), "latex": [_tex(sympy.Symbol("P(pass)"), P(pi))]},
         "predicted gap identity": {"proved": bool(gap), "latex": [_tex(P(pa) - P(pb), (pb - pa) * (p0 - p1))]},
-        "pass rate between p0 and p1": {"proved": bool(convex), "latex": [_tex(P(pi) - p0, pi * (p1 - p0)), _tex(p1 - P(pi), (1 - pi) * (p1 - p0))]},
-        "equal staleness falsifies shared (p0, p1)": {"proved": bool(bound and gap and falsified),
-            "latex": [r"|P_a - P_b| = |\pi_b - \pi_a|\,|p_0 - p_1| \le |\pi_b - \pi_a|",
-                      _tex(1 - (p0 - p1), up) + r" \ge 0", _tex(1 + (p0 - p1), down) + r" \ge 0",
-                      rf"0.769 - 0.669 = 0.1 > {latex(max_shared_gap)} = |0.155 - 0.153|"]},
-        "paper_gap": str(predicted), "max_shared_gap": str(max_shared_gap),
+        "pass rate between p0 and p1": {
+            "proved": bool(convex),
+            "latex": [_tex(P(pi) - p0, pi * (p1 - p0)), _tex(p1 - P(pi), (1 - pi) * (p1 - p0))],
+        },
+        "equal staleness falsifies shared (p0, p1)": {
+            "proved": bool(bound and gap and falsified),
+            "latex": [
+                r"|P_a - P_b| = |\pi_b - \pi_a|\,|p_0 - p_1| \le |\pi_b - \pi_a|",
+                _tex(1 - (p0 - p1), up) + r" \ge 0",
+                _tex(1 + (p0 - p1), down) + r" \ge 0",
+                rf"0.769 - 0.669 = 0.1 > {latex(max_shared_gap)} = |0.155 - 0.153|",
+            ],
+        },
+        "paper_gap": str(predicted),
+        "max_shared_gap": str(max_shared_gap),
     }
 
 
-A12_PARTS = ("decomposition identity", "predicted gap identity", "pass rate between p0 and p1", "equal staleness falsifies shared (p0, p1)")
+A12_PARTS = (
+    "decomposition identity",
+    "predicted gap identity",
+    "pass rate between p0 and p1",
+    "equal staleness falsifies shared (p0, p1)",
+)
 
 
 @claim(
@@ -565,9 +678,12 @@ A12_PARTS = ("decomposition identity", "predicted gap identity", "pass rate betw
     "A.12, proved: the staleness decomposition for symbolic p0, p1, π",
     "P_S(pass) = (1 − π_S) p0 + π_S p1; the pass-rate gap of two systems is (π_b − π_a)(p0 − p1); "
     "equal staleness (0.155 vs 0.153) with pass rates 10.0pp apart falsifies system-invariant (p0, p1).",
-    rule=statements("reproduced if SymPy proves the decomposition, the gap identity, that P lies between p0 and p1, and "
-                    "that shared (p0, p1) ∈ [0, 1]² bound the gap by the staleness difference (0.2pp < 10pp)",
-                    A12_PARTS, core=("decomposition identity", "predicted gap identity")),
+    rule=statements(
+        "reproduced if SymPy proves the decomposition, the gap identity, that P lies between p0 and p1, and "
+        "that shared (p0, p1) ∈ [0, 1]² bound the gap by the staleness difference (0.2pp < 10pp)",
+        A12_PARTS,
+        core=("decomposition identity", "predicted gap identity"),
+    ),
     diagnose=formal_diagnosis,
     method="symbolic",
     range="symbolic p0, p1, π, π_a, π_b ∈ [0, 1] (any two systems)",
@@ -584,8 +700,15 @@ def check_a12_proof(corpus=None) -> ClaimResult:
         spot &= abs(Pa - Pb) <= abs(pa - pb) and min(p0, p1) <= Pa <= max(p0, p1)
     return ClaimResult(
         ours=f"proved for symbols: {', '.join(f'{k} {v}' for k, v in statement.items())}; paper's inputs predict "
-             f"{100 * float(Fraction(r['paper_gap'])):.2f}pp; shared (p0, p1) allow at most {100 * float(Fraction(r['max_shared_gap'])):.1f}pp at equal staleness",
+        f"{100 * float(Fraction(r['paper_gap'])):.2f}pp; shared (p0, p1) allow at most "
+        f"{100 * float(Fraction(r['max_shared_gap'])):.1f}pp at equal staleness",
         passed=bool(spot),
-        witness={"statement": statement, "range": "symbolic p0, p1, π ∈ [0, 1]", "latex": {k: r[k]["latex"] for k in A12_PARTS},
-                 "paper_gap": r["paper_gap"], "max_shared_gap": r["max_shared_gap"], "spot_check": bool(spot)},
+        witness={
+            "statement": statement,
+            "range": "symbolic p0, p1, π ∈ [0, 1]",
+            "latex": {k: r[k]["latex"] for k in A12_PARTS},
+            "paper_gap": r["paper_gap"],
+            "max_shared_gap": r["max_shared_gap"],
+            "spot_check": bool(spot),
+        },
     )

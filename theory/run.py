@@ -16,6 +16,7 @@ import importlib
 import json
 import math
 import traceback
+from typing import Any
 
 from ._base import CLAIMS, ClaimResult
 from .verdict import ERROR, FAIL, NOT_COMPARABLE, PASS, REPRODUCED, unverified
@@ -24,7 +25,21 @@ from .verdict import ERROR, FAIL, NOT_COMPARABLE, PASS, REPRODUCED, unverified
 CLAIM_MODULES = ("theory.formal", "theory.witnesses", "theory.corpus_claims", "theory.search", "theory.eps_frcore")
 
 #: The ``fr theory --json`` keys of each claim (the output contract other tools read).
-RECORD_KEYS = ("id", "title", "paper", "method", "range", "ours", "check", "verdict", "rule", "reason", "parts", "diagnosis", "inputs")
+RECORD_KEYS = (
+    "id",
+    "title",
+    "paper",
+    "method",
+    "range",
+    "ours",
+    "check",
+    "verdict",
+    "rule",
+    "reason",
+    "parts",
+    "diagnosis",
+    "inputs",
+)
 #: Keys a claim's witness may lift into its record (issue 14's contract): the search's histories
 #: tried and disagreements, the ε-relaxation's measured L, Δmin and queries meeting the condition.
 RECORD_EXTRAS = ("tried", "disagreements", "lipschitz", "delta_min", "queries_satisfying")
@@ -49,7 +64,9 @@ def _jsonable(x):
     return x
 
 
-def run_claims(context, ids: list[str] | None = None, *, diagnose: bool = True, inputs: dict | None = None) -> list[dict]:
+def run_claims(
+    context, ids: list[str] | None = None, *, diagnose: bool = True, inputs: dict | None = None
+) -> list[dict]:
     """Run claims (all, or ``ids``) with a :class:`theory.diagnose.Context` (whose corpus is
     built once, only if a claim needs it). Returns one record per claim with the keys of
     :data:`RECORD_KEYS` plus ``witness``."""
@@ -57,17 +74,30 @@ def run_claims(context, ids: list[str] | None = None, *, diagnose: bool = True, 
     for cid, c in CLAIMS.items():
         if ids and cid not in ids:
             continue
-        rec = {"id": c.id, "title": c.title, "paper": c.paper, "method": c.method,
-               "range": c.range or (f"corpus: {(inputs or {}).get('suite', '?')}" if c.needs_corpus else ""),
-               "rule": c.rule.text, "diagnosis": None, "inputs": dict(inputs or {}) if c.needs_corpus else {"corpus": None}}
+        rec: dict[str, Any] = {
+            "id": c.id,
+            "title": c.title,
+            "paper": c.paper,
+            "method": c.method,
+            "range": c.range or (f"corpus: {(inputs or {}).get('suite', '?')}" if c.needs_corpus else ""),
+            "rule": c.rule.text,
+            "diagnosis": None,
+            "inputs": dict(inputs or {}) if c.needs_corpus else {"corpus": None},
+        }
         try:
             res = c.check(context.corpus if c.needs_corpus else None)
             if not isinstance(res, ClaimResult):
                 raise TypeError(f"check returned {type(res).__name__}, not ClaimResult")
-        except Exception as e:  # noqa: BLE001 — a failing claim must not stop the others
+        except Exception as e:
             v = unverified(ERROR, f"{type(e).__name__}: {e}")
-            rec.update(ours=f"error: {type(e).__name__}: {e}", check=ERROR, verdict=v.verdict, reason=v.reason, parts=[],
-                       witness={"traceback": traceback.format_exc()})
+            rec.update(
+                ours=f"error: {type(e).__name__}: {e}",
+                check=ERROR,
+                verdict=v.verdict,
+                reason=v.reason,
+                parts=[],
+                witness={"traceback": traceback.format_exc()},
+            )
             out.append(rec)
             continue
         check = PASS if res.passed else FAIL
@@ -77,14 +107,19 @@ def run_claims(context, ids: list[str] | None = None, *, diagnose: bool = True, 
         rec.update({k: rec["witness"][k] for k in RECORD_EXTRAS if k in rec["witness"]})
         try:
             v = c.rule.decide(res.witness) if check == PASS else unverified(FAIL, res.ours)
-        except Exception as e:  # noqa: BLE001 — a rule that cannot read its witness is a failed check
+        except Exception as e:
             rec["check"] = ERROR
             v = unverified(ERROR, f"rule: {type(e).__name__}: {e}")
         rec.update(verdict=v.verdict, reason=v.reason, parts=[p.as_dict() for p in v.parts])
-        if diagnose and c.diagnose is not None and rec["check"] == PASS and v.verdict not in (REPRODUCED, NOT_COMPARABLE):
+        if (
+            diagnose
+            and c.diagnose is not None
+            and rec["check"] == PASS
+            and v.verdict not in (REPRODUCED, NOT_COMPARABLE)
+        ):
             try:
                 rec["diagnosis"] = _jsonable(dict(c.diagnose(context, c, res, v)))
-            except Exception as e:  # noqa: BLE001 — a diagnosis that fails is reported in its place
+            except Exception as e:
                 rec["diagnosis"] = {"error": f"{type(e).__name__}: {e}", "traceback": traceback.format_exc(limit=6)}
         out.append(rec)
     return out
@@ -122,15 +157,30 @@ def verdict_counts(records: list[dict]) -> dict[str, int]:
 
 def write_json(records: list[dict], path: str, inputs: dict | None = None) -> None:
     """``{"inputs": ..., "claims": [...], "witnesses": {id: ...}}`` (the output contract)."""
-    doc = {"inputs": inputs or {}, "claims": [{k: r.get(k) for k in RECORD_KEYS} | {k: r[k] for k in RECORD_EXTRAS if k in r} for r in records],
-           "witnesses": {r["id"]: r.get("witness") for r in records}}
+    doc = {
+        "inputs": inputs or {},
+        "claims": [{k: r.get(k) for k in RECORD_KEYS} | {k: r[k] for k in RECORD_EXTRAS if k in r} for r in records],
+        "witnesses": {r["id"]: r.get("witness") for r in records},
+    }
     with open(path, "w", encoding="utf-8") as f:
         json.dump(_jsonable(doc), f, indent=1, default=str)
 
 
-def theory(suites, embedder, label: str, embedder_name: str, *, generated: bool, json_path: str | None = None,
-           ids: list[str] | None = None, diagnose: bool = True, log=print, deep: bool = False,
-           params=None, params_inputs: dict | None = None) -> list[dict]:
+def theory(
+    suites,
+    embedder,
+    label: str,
+    embedder_name: str,
+    *,
+    generated: bool,
+    json_path: str | None = None,
+    ids: list[str] | None = None,
+    diagnose: bool = True,
+    log=print,
+    deep: bool = False,
+    params=None,
+    params_inputs: dict | None = None,
+) -> list[dict]:
     """Run every claim on ``suites`` with ``embedder`` (shared with the caller, e.g. ``fr
     reproduce``), print the table and write the JSON. Returns the records. ``deep``: every
     search with the large budget and a fresh seed (:mod:`theory.depth`), recorded in the inputs.
@@ -149,11 +199,16 @@ def theory(suites, embedder, label: str, embedder_name: str, *, generated: bool,
         import frcore
 
         inputs["params"] = {**(params_inputs or {}), "changes_from_default": frcore.param_changes(params)}
-    records = run_claims(Context(suites, embedder, label, generated=generated, params=params), ids, diagnose=diagnose, inputs=inputs)
+    records = run_claims(
+        Context(suites, embedder, label, generated=generated, params=params), ids, diagnose=diagnose, inputs=inputs
+    )
     log(format_table(records))
     counts = verdict_counts(records)
-    log(f"\nchecks: {len(records) - n_failed(records)}/{len(records)} pass; verdicts: "
-        + ", ".join(f"{n} {v}" for v, n in sorted(counts.items())) + f"  [suite {label}, embedder {embedder_name}]")
+    log(
+        f"\nchecks: {len(records) - n_failed(records)}/{len(records)} pass; verdicts: "
+        + ", ".join(f"{n} {v}" for v, n in sorted(counts.items()))
+        + f"  [suite {label}, embedder {embedder_name}]"
+    )
     if json_path:
         write_json(records, json_path, inputs)
     return records
@@ -172,9 +227,19 @@ def _run(args) -> int:
         unknown = sorted(set(ids) - set(CLAIMS))
         if unknown:
             raise ValueError(f"--only: unknown claim id(s) {unknown}; known: {', '.join(CLAIMS)}")
-    records = theory(suites, get_embedder(args.embedder), label, args.embedder,
-                     generated=args.suite in (None, "synthetic"), json_path=args.json, ids=ids, diagnose=not args.no_diagnose,
-                     deep=getattr(args, "deep", False), params=params, params_inputs=frcore.params_record(args))
+    records = theory(
+        suites,
+        get_embedder(args.embedder),
+        label,
+        args.embedder,
+        generated=args.suite in (None, "synthetic"),
+        json_path=args.json,
+        ids=ids,
+        diagnose=not args.no_diagnose,
+        deep=getattr(args, "deep", False),
+        params=params,
+        params_inputs=frcore.params_record(args),
+    )
     return 1 if n_failed(records) else 0
 
 
@@ -187,6 +252,11 @@ def register(subparsers) -> None:
     frcore.add_params_arguments(p)
     p.add_argument("--only", help="comma-separated claim ids to run (default: all)")
     p.add_argument("--no-diagnose", action="store_true", help="skip the diagnosis experiments of claims not reproduced")
-    p.add_argument("--deep", action="store_true", help="run every search with a large example budget and a fresh seed (recorded); default: quick and deterministic")
+    p.add_argument(
+        "--deep",
+        action="store_true",
+        help="run every search with a large example budget and a fresh seed (recorded); default: quick and "
+        "deterministic",
+    )
     p.add_argument("--json", help="write {inputs, claims: [...], witnesses: {...}} here")
     p.set_defaults(func=_run)

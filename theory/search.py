@@ -47,9 +47,10 @@ is a finding, never filtered out.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Any
 
 import jax.numpy as jnp
 import numpy as np
@@ -58,8 +59,7 @@ from hypothesis import HealthCheck, Phase, given, seed, settings
 import frcore as fr
 from frcore import CATEGORY_NAMES, SUPERSESSION_CONFIDENCE_THRESHOLD, State
 
-from . import depth as _depth
-from . import strategies as ts
+from . import depth as _depth, strategies as ts
 from ._base import ClaimResult, claim
 from .verdict import statements
 from .witnesses import Edge, derive_states, edges_to_candidates
@@ -88,8 +88,13 @@ class History:
 
 def _edge_dict(e: Edge) -> dict:
     d = {"id": e.id, "sim": e.sim, "ages": list(e.ages), "categories": e.category_weights(), "slot": e.slot}
-    for k, v, default in (("hours_to_event", e.hours_to_event, None), ("retracted", e.retracted, False), ("confidence", e.confidence, 1.0),
-                          ("numeric", e.numeric, False), ("links", [list(x) for x in e.links], [])):
+    for k, v, default in (
+        ("hours_to_event", e.hours_to_event, None),
+        ("retracted", e.retracted, False),
+        ("confidence", e.confidence, 1.0),
+        ("numeric", e.numeric, False),
+        ("links", [list(x) for x in e.links], []),
+    ):
         if v != default:
             d[k] = v
     return d
@@ -120,8 +125,8 @@ def paper_conditions(edges: Sequence[Edge]) -> dict[str, set[str]]:
     for slot in {e.slot for e in live if e.slot}:
         members = sorted((e for e in live if e.slot == slot), key=lambda e: said[e.id])
         standing: list[Edge] = []
-        for _, group in itertools.groupby(members, key=lambda e: said[e.id]):
-            group = list(group)
+        for _, grouped in itertools.groupby(members, key=lambda e: said[e.id]):
+            group = list(grouped)
             if any(e.confidence >= THRESHOLD for e in group):
                 for old in standing:
                     cond[old.id].add("superseded")
@@ -199,7 +204,9 @@ StatesFn = Callable[[Sequence[Edge]], Sequence[int]]
 
 def bank_states(edges: Sequence[Edge]) -> tuple[int, ...]:
     """FR-Bank's states of a history (full basis)."""
-    return tuple(int(s) for s in derive_states(edges))
+    states = derive_states(edges)
+    assert states is not None  # the full basis includes ξ
+    return tuple(int(s) for s in states)
 
 
 CHUNK = 256  # histories per kernel call: every call has one shape, so one compilation per configuration
@@ -220,13 +227,21 @@ def _without_anticipation(c: fr.Candidates) -> fr.Candidates:
     (the mask of every other intent ignores it; ``upcoming`` excluded it anyway). The activation
     is then the ordinary decay — ``ScoreConfig(anticipation=False)`` without another compilation."""
     ahead = c.has_event & (c.hours_to_event >= 0)
-    return c._replace(hours_to_event=np.where(ahead, np.float32(1e9), c.hours_to_event).astype(c.hours_to_event.dtype),
-                      has_event=ahead)
+    return c._replace(
+        hours_to_event=np.where(ahead, np.float32(1e9), c.hours_to_event).astype(c.hours_to_event.dtype),
+        has_event=ahead,
+    )
 
 
-def frcore_rankings(histories: Sequence[History], config: fr.ScoreConfig = fr.ScoreConfig(), params: fr.LifecycleParams | None = None,
-                    states: Sequence[Sequence[int]] | None = None, unit_confidence: bool = False, host: Sequence | None = None,
-                    anticipation: bool = True) -> list[list[str]]:
+def frcore_rankings(
+    histories: Sequence[History],
+    config: fr.ScoreConfig = fr.ScoreConfig(),
+    params: fr.LifecycleParams | None = None,
+    states: Sequence[Sequence[int]] | None = None,
+    unit_confidence: bool = False,
+    host: Sequence | None = None,
+    anticipation: bool = True,
+) -> list[list[str]]:
     """frcore's admitted ranking of every history (ties to the lower index, as
     :func:`frcore.top_k`), in batched kernel calls of :data:`CHUNK` histories (one shape: one
     compilation per configuration). ``states``: per history (default FR-Bank's);
@@ -239,7 +254,7 @@ def frcore_rankings(histories: Sequence[History], config: fr.ScoreConfig = fr.Sc
         host = [edges_to_candidates(h.edges, s, PAD, device=False) for h, s in zip(histories, states)]
     out: list[list[str]] = []
     for k in range(0, len(histories), CHUNK):
-        hs, cs = histories[k:k + CHUNK], host[k:k + CHUNK]
+        hs, cs = histories[k : k + CHUNK], host[k : k + CHUNK]
         if unit_confidence:
             cs = [c._replace(confidence=np.ones_like(c.confidence)) for c in cs]
         if not anticipation:
@@ -271,8 +286,10 @@ SCORE_TERMS: tuple[tuple[str, dict, bool, bool], ...] = (
 _STATE = {int(s): s.name.lower() for s in State}
 
 
-SIMULTANEOUS = ("state rule: statements said at the same instant (FR-Bank orders them by input position, so one supersedes "
-                "the other; by the definitions neither is later and both stand, contested)")
+SIMULTANEOUS = (
+    "state rule: statements said at the same instant (FR-Bank orders them by input position, so one supersedes "
+    "the other; by the definitions neither is later and both stand, contested)"
+)
 UNEXPLAINED = "score: no single term or pair of terms explains it"
 
 
@@ -280,12 +297,23 @@ def _simultaneous(h: History, eid: str, cond: dict[str, set[str]]) -> bool:
     """Whether ``eid`` shares its slot (or a link) with another live statement said at the same instant."""
     e = next(x for x in h.edges if x.id == eid)
     linked = {t for _, t in e.links} | {x.id for x in h.edges if any(t == eid for _, t in x.links)}
-    return any(x.id != eid and "retracted" not in cond[x.id] and x.ages[0] == e.ages[0] and ((e.slot and x.slot == e.slot) or x.id in linked)
-               for x in h.edges)
+    return any(
+        x.id != eid
+        and "retracted" not in cond[x.id]
+        and x.ages[0] == e.ages[0]
+        and ((e.slot and x.slot == e.slot) or x.id in linked)
+        for x in h.edges
+    )
 
 
-def classify(h: History, answers: frozenset[str], cond: dict[str, set[str]], ranking: list[str], states: Sequence[int],
-             fixes: dict[str, bool]) -> str:
+def classify(
+    h: History,
+    answers: frozenset[str],
+    cond: dict[str, set[str]],
+    ranking: list[str],
+    states: Sequence[int],
+    fixes: dict[str, bool],
+) -> str:
     """The cause of one disagreement (module docstring); ``fixes[term]``: whether switching that
     score term off makes frcore's top-1 an oracle answer."""
     top = ranking[0] if ranking else None
@@ -309,7 +337,9 @@ def classify(h: History, answers: frozenset[str], cond: dict[str, set[str]], ran
     return f"score: {pairs[0]} together" if pairs else UNEXPLAINED
 
 
-def disagreements(histories: Sequence[History], rankings: Sequence[list[str]] | None = None, states: StatesFn = bank_states) -> list[dict]:
+def disagreements(
+    histories: Sequence[History], rankings: Sequence[list[str]] | None = None, states: StatesFn = bank_states
+) -> list[dict]:
     """Every history where frcore's top-1 is not an oracle answer, with its cause and the records
     behind it. ``states``: the state rule of the system under test (FR-Bank's by default; a
     planted one for the controls); ``rankings`` default to frcore's on those states (a planted
@@ -317,35 +347,53 @@ def disagreements(histories: Sequence[History], rankings: Sequence[list[str]] | 
     planted = rankings is not None
     st = [tuple(states(h.edges)) for h in histories]
     host = [edges_to_candidates(h.edges, s, PAD, device=False) for h, s in zip(histories, st)]
-    rankings = list(rankings) if planted else frcore_rankings(histories, host=host)
-    found = []
+    rankings = list(rankings) if rankings is not None else frcore_rankings(histories, host=host)
+    found: list[dict[str, Any]] = []
     for h, s, c, r in zip(histories, st, host, rankings):
         answers, cond = paper_answers(h)
         top = r[0] if r else None
         if (top in answers) if answers else top is None:
             continue
-        found.append({"history": h, "states": s, "host": c, "answers": answers, "cond": cond, "ranking": r, "fixes": {}})
+        found.append(
+            {"history": h, "states": s, "host": c, "answers": answers, "cond": cond, "ranking": r, "fixes": {}}
+        )
     if found and not planted:
         hs, cs = [f["history"] for f in found], [f["host"] for f in found]
         for name, change, unit, antic in SCORE_TERMS:
-            for f, r in zip(found, frcore_rankings(hs, params=_params(**change), unit_confidence=unit, host=cs, anticipation=antic)):
+            for f, r in zip(
+                found, frcore_rankings(hs, params=_params(**change), unit_confidence=unit, host=cs, anticipation=antic)
+            ):
                 f["fixes"][name] = bool(r) and r[0] in f["answers"]
         rest = [f for f in found if not any(f["fixes"].values())]
         for (n1, ch1, u1, a1), (n2, ch2, u2, a2) in itertools.combinations(SCORE_TERMS, 2):  # two terms at once
             if not rest:
                 break
-            alt = frcore_rankings([f["history"] for f in rest], params=_params(**ch1, **ch2), unit_confidence=u1 or u2,
-                                  host=[f["host"] for f in rest], anticipation=a1 and a2)
+            alt = frcore_rankings(
+                [f["history"] for f in rest],
+                params=_params(**ch1, **ch2),
+                unit_confidence=u1 or u2,
+                host=[f["host"] for f in rest],
+                anticipation=a1 and a2,
+            )
             for f, r in zip(rest, alt):
                 f["fixes"][f"{n1} + {n2}"] = bool(r) and r[0] in f["answers"]
     out = []
     for f in found:
         h = f["history"]
         cause = classify(h, f["answers"], f["cond"], f["ranking"], f["states"], f["fixes"])
-        out.append({"cause": cause, "history": {**h.as_dict(), "paper_answers": sorted(f["answers"]), "frcore_ranking": f["ranking"],
+        out.append(
+            {
+                "cause": cause,
+                "history": {
+                    **h.as_dict(),
+                    "paper_answers": sorted(f["answers"]),
+                    "frcore_ranking": f["ranking"],
                     "paper_states": {i: paper_state(c) for i, c in f["cond"].items()},
                     "bank_states": {e.id: _STATE[int(s)] for e, s in zip(h.edges, f["states"])},
-                    "fixed_by": sorted(k for k, v in f["fixes"].items() if v)}})
+                    "fixed_by": sorted(k for k, v in f["fixes"].items() if v),
+                },
+            }
+        )
     return out
 
 
@@ -371,7 +419,12 @@ def _without_local_constants():
     (yields False) and the search is then reproducible per command only."""
     try:
         from hypothesis.internal.conjecture import providers
-        get, cache, empty = providers._get_local_constants, providers.CONSTANTS_CACHE, type(providers._local_constants)()
+
+        get, cache, empty = (
+            providers._get_local_constants,
+            providers.CONSTANTS_CACHE,
+            type(providers._local_constants)(),
+        )
     except (ImportError, AttributeError, TypeError):
         yield False
         return
@@ -390,8 +443,14 @@ def generate(examples: int, seed_value: int, deterministic: bool) -> list[Histor
     given for a deep run)."""
     out: list[History] = []
 
-    @settings(max_examples=examples, derandomize=deterministic, database=None, deadline=None, phases=(Phase.generate,),
-              suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=examples,
+        derandomize=deterministic,
+        database=None,
+        deadline=None,
+        phases=(Phase.generate,),
+        suppress_health_check=list(HealthCheck),
+    )
     @given(ts.histories())
     def collect(drawn):
         out.append(History(*drawn))
@@ -442,9 +501,14 @@ def controls() -> dict:
     finding history if frcore disagrees there (it records what frcore does)."""
     planted = disagreements([planted_history()], states=lifecycle_off_states)
     t1 = disagreements([theorem1_finding()])
-    return {"planted_stateless_system": {"reported": len(planted) == 1, "cause": planted[0]["cause"] if planted else None},
-            "theorem1_sigma_0.65_0.60_ages_300h_1h": {"disagrees": bool(t1), "cause": t1[0]["cause"] if t1 else None,
-                                                      "frcore_ranking": t1[0]["history"]["frcore_ranking"] if t1 else None}}
+    return {
+        "planted_stateless_system": {"reported": len(planted) == 1, "cause": planted[0]["cause"] if planted else None},
+        "theorem1_sigma_0.65_0.60_ages_300h_1h": {
+            "disagrees": bool(t1),
+            "cause": t1[0]["cause"] if t1 else None,
+            "frcore_ranking": t1[0]["history"]["frcore_ranking"] if t1 else None,
+        },
+    }
 
 
 # --------------------------------------------------------------------------- the claim
@@ -454,17 +518,22 @@ KEEP_PER_CAUSE = 50
 
 
 PARTS = ("FR-Bank's states and frcore's masks agree with the paper's definitions", "the full basis errs on none")
-RANGE = "1–3 slots × 1–4 statements, ≤ 2 distractors, retractions, links, events ±3,000 h, σ ∈ [0, 1], ages ≤ 8,000 h, 6 intents"
+RANGE = (
+    "1–3 slots × 1–4 statements, ≤ 2 distractors, retractions, links, events ±3,000 h, σ ∈ [0, 1], ages ≤ 8,000 "
+    "h, 6 intents"
+)
 
 
 def search_diagnosis(ctx, claim_, result, verdict) -> dict:
     """The causes with their counts and one example each (the search is its own diagnosis)."""
     w = result.witness
     by = w.get("by_cause", {})
-    return {"cause": "score" if all(not c.startswith(("state", "mask")) for c in by) else "lifecycle rules",
-            "by_cause": {c: g["count"] for c, g in by.items()},
-            "summary": f"{w.get('n_disagreements', 0)} of {w.get('tried', 0)} histories disagree: "
-                       + "; ".join(f"{c} ({g['count']})" for c, g in by.items())}
+    return {
+        "cause": "score" if all(not c.startswith(("state", "mask")) for c in by) else "lifecycle rules",
+        "by_cause": {c: g["count"] for c, g in by.items()},
+        "summary": f"{w.get('n_disagreements', 0)} of {w.get('tried', 0)} histories disagree: "
+        + "; ".join(f"{c} ({g['count']})" for c, g in by.items()),
+    }
 
 
 @claim(
@@ -472,10 +541,13 @@ def search_diagnosis(ctx, claim_, result, verdict) -> dict:
     "Theorems 1/2, searched: the full basis errs on none",
     "With (c, κ, ξ, h) a scorer achieves zero error: the full basis errs on none (the more aligned of "
     "two coexisting facts first; superseded, expired and retracted values masked per intent).",
-    rule=statements("reproduced if, on every generated history, FR-Bank's states and frcore's masks agree with the paper's "
-                    "definitions and frcore's top-1 is the oracle's answer (the most aligned admissible statement); "
-                    "each disagreement is reported with its cause",
-                    PARTS, core=("the full basis errs on none",)),
+    rule=statements(
+        "reproduced if, on every generated history, FR-Bank's states and frcore's masks agree with the paper's "
+        "definitions and frcore's top-1 is the oracle's answer (the most aligned admissible statement); "
+        "each disagreement is reported with its cause",
+        PARTS,
+        core=("the full basis errs on none",),
+    ),
     diagnose=search_diagnosis,
     method="search",
     range="hypothesis histories: " + RANGE,
@@ -492,22 +564,35 @@ def check_sufficiency_search(corpus=None) -> ClaimResult:
     by = group_by_cause(found)
     ctl = controls()
     lifecycle = [f for f in found if f["cause"].startswith(("state", "mask"))]
-    kept, per = [], {}
+    kept: list[dict[str, Any]] = []
+    per: dict[str, int] = {}
     for f in found:
         per[f["cause"]] = per.get(f["cause"], 0) + 1
         if per[f["cause"]] <= KEEP_PER_CAUSE:
             kept.append(f)
     names = PARTS
     statement = {names[0]: not lifecycle, names[1]: not found}
-    detail = {names[0]: f"{len(lifecycle)} disagreements from a state rule or a mask; {len(mism)} histories with any state differing",
-              names[1]: f"{len(found)} of {len(hs)} histories disagree" + (": " + "; ".join(f"{c} {g['count']}" for c, g in by.items()) if by else "")}
+    detail = {
+        names[0]: f"{len(lifecycle)} disagreements from a state rule or a mask; {len(mism)} histories with any state "
+        "differing",
+        names[1]: f"{len(found)} of {len(hs)} histories disagree"
+        + (": " + "; ".join(f"{c} {g['count']}" for c, g in by.items()) if by else ""),
+    }
     return ClaimResult(
         ours=f"{len(hs)} histories tried ({rec['mode']}, seed {rec['seed']}); {len(found)} disagreements"
-             + (": " + "; ".join(f"{c} ({g['count']})" for c, g in by.items()) if by else "")
-             + f"; planted control reported: {ctl['planted_stateless_system']['reported']}",
+        + (": " + "; ".join(f"{c} ({g['count']})" for c, g in by.items()) if by else "")
+        + f"; planted control reported: {ctl['planted_stateless_system']['reported']}",
         passed=bool(hs) and ctl["planted_stateless_system"]["reported"],
-        witness={"statement": statement, "statement_detail": detail, "tried": len(hs), "depth": rec,
-                 "n_disagreements": len(found), "disagreements": kept, "by_cause": by,
-                 "state_mismatches": {"count": len(mism), "examples": mism[:5]}, "controls": ctl,
-                 "range": f"{len(hs)} hypothesis histories ({rec['mode']}, seed {rec['seed']}): " + RANGE},
+        witness={
+            "statement": statement,
+            "statement_detail": detail,
+            "tried": len(hs),
+            "depth": rec,
+            "n_disagreements": len(found),
+            "disagreements": kept,
+            "by_cause": by,
+            "state_mismatches": {"count": len(mism), "examples": mism[:5]},
+            "controls": ctl,
+            "range": f"{len(hs)} hypothesis histories ({rec['mode']}, seed {rec['seed']}): " + RANGE,
+        },
     )

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import zlib
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from hypothesis import strategies as st
@@ -86,7 +86,9 @@ def mlp_scorers(draw, width: int | None = None) -> EdgeScorer:
 def lookup_table_scorers(draw, keys: Sequence[tuple]) -> EdgeScorer:
     """An arbitrary table over the given (intent, edge view) keys (ties allowed); unseen keys → 0."""
     uniq = list(dict.fromkeys(keys))
-    values = draw(st.lists(st.one_of(finite(-10.0, 10.0), st.sampled_from([0.0, 1.0])), min_size=len(uniq), max_size=len(uniq)))
+    values = draw(
+        st.lists(st.one_of(finite(-10.0, 10.0), st.sampled_from([0.0, 1.0])), min_size=len(uniq), max_size=len(uniq))
+    )
     table = dict(zip(uniq, values))
     return lambda intent, ev: table.get((intent, ev), 0.0)
 
@@ -211,7 +213,9 @@ def _edge_fields(draw, eid: str, age: float, slot: str | None) -> witnesses.Edge
 
 
 @st.composite
-def histories(draw, max_slots: int = 3, max_chain: int = 4, max_distractors: int = 2) -> tuple[str, tuple[witnesses.Edge, ...]]:
+def histories(
+    draw, max_slots: int = 3, max_chain: int = 4, max_distractors: int = 2
+) -> tuple[str, tuple[witnesses.Edge, ...]]:
     """A random history and query intent for the sufficiency search: 1…3 slots, each a
     supersession chain of 1…4 statements (gaps of 0 h allowed: simultaneous statements) with hard
     and soft confidences; distractors without a slot; retractions (as transitions, and as a

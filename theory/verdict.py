@@ -19,8 +19,9 @@ measured with an LLM judge against our judge-free scoring), with the reason.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 REPRODUCED = "reproduced"
 PARTLY = "partly reproduced"
@@ -99,6 +100,7 @@ class Rule:
             return Verdict(NOT_COMPARABLE, self.not_comparable)
         if witness.get("not_measurable"):
             return Verdict(NOT_COMPARABLE, f"not measurable on this data: {witness['not_measurable']}")
+        assert self.parts is not None  # __post_init__: exactly one of parts= and not_comparable=
         return decide(self.parts(witness))
 
 
@@ -117,15 +119,26 @@ def _fmt(x: Any) -> str:
     return f"{x:.3g}" if (a >= 1e-2 and a < 1e4) or a == 0 else f"{x:.2e}"
 
 
-def within(name: str, ours: float | None, paper: float, *, rtol: float | None = None, atol: float | None = None,
-           unit: str = "", core: bool = False, scale: float = 1.0) -> Part:
+def within(
+    name: str,
+    ours: float | None,
+    paper: float,
+    *,
+    rtol: float | None = None,
+    atol: float | None = None,
+    unit: str = "",
+    core: bool = False,
+    scale: float = 1.0,
+) -> Part:
     """``|ours − paper| ≤ atol`` or ``≤ rtol·|paper|`` (``scale`` multiplies both for display,
     e.g. 100 for percentages; tolerances are in the unscaled units)."""
-    if (rtol is None) == (atol is None):
+    if atol is not None and rtol is None:
+        tol, tol_txt = atol, f"±{_fmt(atol * scale)}{unit}"
+    elif rtol is not None and atol is None:
+        tol, tol_txt = rtol * abs(paper), f"±{100 * rtol:.0f}%"
+    else:
         raise ValueError(f"{name}: give exactly one of rtol= or atol=")
-    tol = atol if atol is not None else rtol * abs(paper)
     ok = ours is not None and math.isfinite(float(ours)) and abs(float(ours) - paper) <= tol + 1e-12
-    tol_txt = f"±{_fmt(tol * scale)}{unit}" if atol is not None else f"±{100 * rtol:.0f}%"
     o = "–" if ours is None else f"{_fmt(float(ours) * scale)}{unit}"
     return Part(name, bool(ok), f"ours {o}, paper {_fmt(paper * scale)}{unit}, tolerance {tol_txt}", core)
 
@@ -146,7 +159,10 @@ def statements(text: str, names: Sequence[str], *, core: Sequence[str] = ()) -> 
         missing = [n for n in names if n not in st]
         if missing:
             raise KeyError(f"witness.statement lacks {missing}")
-        return [Part(n, bool(st[n]), str(det.get(n, "true on our witness" if st[n] else "false on our witness")), n in core) for n in names]
+        return [
+            Part(n, bool(st[n]), str(det.get(n, "true on our witness" if st[n] else "false on our witness")), n in core)
+            for n in names
+        ]
 
     return Rule(text, parts)
 

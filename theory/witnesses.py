@@ -24,10 +24,11 @@ full basis is frcore's own score (:func:`frcore.score_candidates` over
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from fractions import Fraction
-from typing import Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import sympy
@@ -131,14 +132,21 @@ def to_records(edges: Sequence[Edge], components: Iterable[str] = BASIS) -> tupl
         if "xi" in vis:
             for kind, target in e.links:
                 links[kind] = links.get(kind, ()) + (target,)
-        records.append(bank.FactRecord(
-            id=e.id, text=e.id,
-            categories=e.category_weights() if "c" in vis else dict(UNKNOWN_CATEGORIES),
-            said_at=QUERY_TIME - timedelta(hours=float(e.ages[0])),
-            event_time=None if e.hours_to_event is None or "h" not in vis else QUERY_TIME + timedelta(hours=float(e.hours_to_event)),
-            slot=(e.slot or None) if "kappa" in vis else None,
-            confidence=float(e.confidence), numeric=bool(e.numeric), links=links,
-        ))
+        records.append(
+            bank.FactRecord(
+                id=e.id,
+                text=e.id,
+                categories=e.category_weights() if "c" in vis else dict(UNKNOWN_CATEGORIES),
+                said_at=QUERY_TIME - timedelta(hours=float(e.ages[0])),
+                event_time=None
+                if e.hours_to_event is None or "h" not in vis
+                else QUERY_TIME + timedelta(hours=float(e.hours_to_event)),
+                slot=(e.slot or None) if "kappa" in vis else None,
+                confidence=float(e.confidence),
+                numeric=bool(e.numeric),
+                links=links,
+            )
+        )
         if e.retracted and "xi" in vis:
             transitions.append({"edge_id": e.id, "kind": "retract", "effective_at": QUERY_TIME})
     return records, transitions
@@ -165,6 +173,8 @@ def _edge_view(e: Edge, vis: frozenset[str], state: State | None) -> tuple:
     if "kappa" in vis:
         view += (("kappa", e.slot),)
     if "xi" in vis:
+        if state is None:
+            raise ValueError(f"state: edge {e.id!r} needs its lifecycle state for a view that shows xi")
         view += (("xi", State(state).name.lower()),)
     if "h" in vis:
         view += (("h", e.hours_to_event),)
@@ -197,7 +207,10 @@ def restricted_view(task: Task, components: Iterable[str]) -> tuple:
         for e in task.edges
     ]
     states = derive_states(hidden, vis)
-    return (task.intent, tuple(_edge_view(e, vis, None if states is None else states[i]) for i, e in enumerate(task.edges)))
+    return (
+        task.intent,
+        tuple(_edge_view(e, vis, None if states is None else states[i]) for i, e in enumerate(task.edges)),
+    )
 
 
 def sigma_dt_profile(task: Task) -> tuple:
@@ -208,7 +221,9 @@ def sigma_dt_profile(task: Task) -> tuple:
 # --------------------------------------------------------------------------- frcore's score
 
 
-def edges_to_candidates(edges: Sequence[Edge], states: Sequence[int] | None, pad_to: int | None = None, *, device: bool = True) -> fr.Candidates:
+def edges_to_candidates(
+    edges: Sequence[Edge], states: Sequence[int] | None, pad_to: int | None = None, *, device: bool = True
+) -> fr.Candidates:
     """frcore candidates for a history with the given states (None: all active, a flat store),
     padded to ``pad_to`` rows (default: the witnesses' shared bucket); ``device=False``: the
     validated host (NumPy) arrays."""
@@ -233,7 +248,9 @@ def to_candidates(task: Task, components: Iterable[str] = BASIS) -> fr.Candidate
 
 def frcore_scores(task: Task, config: fr.ScoreConfig | None = None) -> np.ndarray:
     """frcore's total score s of each candidate (−inf where masked)."""
-    terms = fr.score_candidates(fr.default_params(), fr.make_query(task.intent), to_candidates(task), config or fr.ScoreConfig())
+    terms = fr.score_candidates(
+        fr.default_params(), fr.make_query(task.intent), to_candidates(task), config or fr.ScoreConfig()
+    )
     return np.asarray(terms.total, dtype=np.float64)[: len(task.edges)]
 
 
@@ -307,9 +324,17 @@ def thm1_histories(
         raise ValueError(f"sim_a: {sim_a} must exceed sim_b {sim_b} (A is the more aligned edge)")
     if not ages_a[0] > ages_b[0]:
         raise ValueError(f"ages_a: absolute age {ages_a[0]} must exceed B's {ages_b[0]} (B is newer)")
-    a = Edge("A", sim_a, tuple(ages_a), PREF, "slot:a")
-    h1 = Task("H1 same-slot supersession", "current", (a, Edge("B", sim_b, tuple(ages_b), PREF, "slot:a")), "B", "B supersedes A")
-    h2 = Task("H2 different slots", "current", (a, Edge("B", sim_b, tuple(ages_b), PREF, "slot:b")), "A", "A and B coexist")
+    a = Edge("A", sim_a, (*ages_a,), PREF, "slot:a")
+    h1 = Task(
+        "H1 same-slot supersession",
+        "current",
+        (a, Edge("B", sim_b, (*ages_b,), PREF, "slot:a")),
+        "B",
+        "B supersedes A",
+    )
+    h2 = Task(
+        "H2 different slots", "current", (a, Edge("B", sim_b, (*ages_b,), PREF, "slot:b")), "A", "A and B coexist"
+    )
     return h1, h2
 
 
@@ -331,8 +356,20 @@ def removal_witness(component: str) -> tuple[Task, Task]:
         fin = Edge("X", 0.90, old, Category.FINANCIAL_MATERIAL.name, "slot:x")
         log = Edge("X", 0.90, old, Category.LOGISTICAL_CONTEXT.name, "slot:x")
         return (
-            Task("c: FINANCIAL preserved", "current", (fin, y), "X", "slow-decaying, low-α financial fact outranks a fresh distractor"),
-            Task("c: LOGISTICAL suppressed", "current", (log, y), "Y", "the same-looking logistical context has gone stale"),
+            Task(
+                "c: FINANCIAL preserved",
+                "current",
+                (fin, y),
+                "X",
+                "slow-decaying, low-α financial fact outranks a fresh distractor",
+            ),
+            Task(
+                "c: LOGISTICAL suppressed",
+                "current",
+                (log, y),
+                "Y",
+                "the same-looking logistical context has gone stale",
+            ),
         )
     if component == "kappa":  # A.7.2: same-slot supersession vs different-slot coexistence
         return thm1_histories()
@@ -341,7 +378,13 @@ def removal_witness(component: str) -> tuple[Task, Task]:
         b = Edge("B", 0.80, (20.0, 20.0, 6.0), PREF, "slot:a")
         return (
             Task("xi: B supersedes A", "current", (a, b), "B", "the newer value is current"),
-            Task("xi: B retracted", "current", (a, Edge(b.id, b.sim, b.ages, b.category, b.slot, retracted=True)), "A", "the newer value was taken back"),
+            Task(
+                "xi: B retracted",
+                "current",
+                (a, Edge(b.id, b.sim, b.ages, b.category, b.slot, retracted=True)),
+                "A",
+                "the newer value was taken back",
+            ),
         )
     if component == "h":  # A.7.4: upcoming vs expired obligation, equal ages
         y = Edge("Y", 0.85, fresh, Category.OTHER.name, "slot:y")
@@ -395,10 +438,12 @@ def _task_record(t: Task) -> dict:
     "Theorem 1: (σ, Δt) scorers are not lifecycle-identifiable",
     "Histories with identical (σ, Δt) profiles and different supersession structure: every "
     "(σ, Δt) scorer errs on one, P_e ≥ 1/2 under equiprobable histories; the full basis errs on none.",
-    rule=statements("reproduced if the witness's (σ, Δt) views collide (so every (σ, Δt) scorer errs on one history) "
-                    "and frcore's full-basis score ranks both histories right",
-                    ("every (σ, Δt) scorer errs on one history", "the full basis errs on none"),
-                    core=("every (σ, Δt) scorer errs on one history", "the full basis errs on none")),
+    rule=statements(
+        "reproduced if the witness's (σ, Δt) views collide (so every (σ, Δt) scorer errs on one history) "
+        "and frcore's full-basis score ranks both histories right",
+        ("every (σ, Δt) scorer errs on one history", "the full basis errs on none"),
+        core=("every (σ, Δt) scorer errs on one history", "the full basis errs on none"),
+    ),
     diagnose=formal_diagnosis,
     method="witness",
     range="one hand-built pair (σ 0.92 / 0.60, ages 500 h / 10 h); the full (σ, age) range in thm_sufficiency_search",
@@ -418,13 +463,28 @@ def check_thm1(corpus=None) -> ClaimResult:
     frcore_errors = sum(frcore_top(t) != t.required_top for t in (h1, h2))
     # check: the sample flat scorers agree with the collision certificate (they must err once)
     passed = (not cert["collides"]) or min(errors.values()) >= 0.5
-    statement = {"every (σ, Δt) scorer errs on one history": bool(cert["collides"]), "the full basis errs on none": frcore_errors == 0}
-    detail = {"every (σ, Δt) scorer errs on one history": f"views equal {cert['views_equal']}, required tops differ {cert['rankings_differ']}",
-              "the full basis errs on none": f"frcore errs on {frcore_errors}/2"}
+    statement = {
+        "every (σ, Δt) scorer errs on one history": bool(cert["collides"]),
+        "the full basis errs on none": frcore_errors == 0,
+    }
+    detail = {
+        "every (σ, Δt) scorer errs on one history": f"views equal {cert['views_equal']}, required tops differ "
+        f"{cert['rankings_differ']}",
+        "the full basis errs on none": f"frcore errs on {frcore_errors}/2",
+    }
     return ClaimResult(
-        ours=f"(σ, Δt) views equal: {cert['views_equal']}; sample flat scorers P_e = {errors}; frcore errors {frcore_errors}/2",
+        ours=f"(σ, Δt) views equal: {cert['views_equal']}; sample flat scorers P_e = {errors}; frcore errors "
+        f"{frcore_errors}/2",
         passed=bool(passed),
-        witness={"statement": statement, "statement_detail": detail, "profile": [list(map(list, sigma_dt_profile(h1))), list(map(list, sigma_dt_profile(h2)))], "collision": cert, "flat_errors": errors, "frcore": full, "frcore_errors": frcore_errors},
+        witness={
+            "statement": statement,
+            "statement_detail": detail,
+            "profile": [list(map(list, sigma_dt_profile(h1))), list(map(list, sigma_dt_profile(h2)))],
+            "collision": cert,
+            "flat_errors": errors,
+            "frcore": full,
+            "frcore_errors": frcore_errors,
+        },
     )
 
 
@@ -433,17 +493,20 @@ def check_thm1(corpus=None) -> ClaimResult:
     "Theorems 2/2′: (c, κ, ξ, h) is sufficient and minimal",
     "Every strict subset of {c, κ, ξ, h}, even with σ and Δt, admits a task where deterministic "
     "scorers incur ≥ 1/2 error, while the full basis achieves zero.",
-    rule=statements("reproduced if all 15 strict subsets are covered by a colliding witness (minimality) and frcore "
-                    "ranks every witness task right (sufficiency)",
-                    ("every strict subset admits a ≥ 1/2-error task", "the full basis achieves zero error"),
-                    core=("every strict subset admits a ≥ 1/2-error task", "the full basis achieves zero error")),
+    rule=statements(
+        "reproduced if all 15 strict subsets are covered by a colliding witness (minimality) and frcore "
+        "ranks every witness task right (sufficiency)",
+        ("every strict subset admits a ≥ 1/2-error task", "the full basis achieves zero error"),
+        core=("every strict subset admits a ≥ 1/2-error task", "the full basis achieves zero error"),
+    ),
     diagnose=formal_diagnosis,
     method="witness",
-    range="the 15 strict subsets × 4 hand-built removal witnesses (8 tasks); random histories in thm_sufficiency_search",
+    range="the 15 strict subsets × 4 hand-built removal witnesses (8 tasks); random histories in "
+    "thm_sufficiency_search",
 )
 def check_thm2(corpus=None) -> ClaimResult:
     """The four removal witnesses, their frcore rankings and the explicit 15-subset cover."""
-    witnesses = {}
+    witnesses: dict[str, dict[str, Any]] = {}
     for m in BASIS:
         t1, t2 = removal_witness(m)
         witnesses[m] = {
@@ -459,11 +522,17 @@ def check_thm2(corpus=None) -> ClaimResult:
     n_pairs = sum(len(r["missing"]) for r in cover)
     n_collide = sum(c["collides"] for r in cover for c in r["witnesses"].values())
     n_right = sum(sum(w["frcore_correct"]) for w in witnesses.values())
-    statement = {"every strict subset admits a ≥ 1/2-error task": bool(minimal), "the full basis achieves zero error": bool(sufficient)}
-    detail = {"every strict subset admits a ≥ 1/2-error task": f"{sum(r['covered'] for r in cover)}/15 subsets covered",
-              "the full basis achieves zero error": f"frcore right on {n_right}/{2 * len(witnesses)} witness tasks"}
+    statement = {
+        "every strict subset admits a ≥ 1/2-error task": bool(minimal),
+        "the full basis achieves zero error": bool(sufficient),
+    }
+    detail = {
+        "every strict subset admits a ≥ 1/2-error task": f"{sum(r['covered'] for r in cover)}/15 subsets covered",
+        "the full basis achieves zero error": f"frcore right on {n_right}/{2 * len(witnesses)} witness tasks",
+    }
     return ClaimResult(
-        ours=f"15/15 strict subsets covered: {minimal}; {n_collide}/{n_pairs} (subset, missing component) pairs collide; frcore {n_right}/{2 * len(witnesses)} witness tasks right",
+        ours=f"15/15 strict subsets covered: {minimal}; {n_collide}/{n_pairs} (subset, missing component) pairs "
+        f"collide; frcore {n_right}/{2 * len(witnesses)} witness tasks right",
         passed=bool(separable and n_collide == n_pairs),
         witness={"statement": statement, "statement_detail": detail, "removal_witnesses": witnesses, "cover": cover},
     )
@@ -487,10 +556,14 @@ def thm3p_swap_pair(ahead: float = 24.0, past: float = 0.5) -> tuple[Task, Task]
     ages, sim, cat = (100.0, 100.0, 20.0), 0.80, Category.OBLIGATIONS.name
 
     def pair(h1: float, h2: float) -> tuple[Edge, Edge]:
-        return Edge("X1", sim, ages, cat, "slot:1", hours_to_event=h1), Edge("X2", sim, ages, cat, "slot:2", hours_to_event=h2)
+        return Edge("X1", sim, ages, cat, "slot:1", hours_to_event=h1), Edge(
+            "X2", sim, ages, cat, "slot:2", hours_to_event=h2
+        )
 
-    return (Task("X1 ahead, X2 just past", "upcoming", pair(ahead, -past), "X1"),
-            Task("X2 ahead, X1 just past", "upcoming", pair(-past, ahead), "X2"))
+    return (
+        Task("X1 ahead, X2 just past", "upcoming", pair(ahead, -past), "X1"),
+        Task("X2 ahead, X1 just past", "upcoming", pair(-past, ahead), "X2"),
+    )
 
 
 def every_ranker_error(tasks: Sequence[Task], components: Iterable[str]) -> Fraction:
@@ -502,8 +575,9 @@ def every_ranker_error(tasks: Sequence[Task], components: Iterable[str]) -> Frac
     best = None
     for tops in itertools.product(*[range(len(v[1])) for v in uniq]):
         table = dict(zip(uniq, tops))
-        err = error_rate(lambda v: table[v], tasks, vis)
+        err = error_rate(table.__getitem__, tasks, vis)
         best = err if best is None or err < best else best
+    assert best is not None  # the product has at least one table (the empty product has one)
     return best
 
 
@@ -512,14 +586,17 @@ def every_ranker_error(tasks: Sequence[Task], components: Iterable[str]) -> Frac
     "Theorem 3′: event-time oblivion",
     "Without event-time anchors, deterministic retrieval cannot distinguish upcoming from expired "
     "obligations and incurs ≥ 1/2 error on a suitable query distribution (any age-only scorer).",
-    rule=statements("reproduced if two equiprobable upcoming-queries whose obligations differ only in which event lies "
-                    "ahead have equal views without h (so every deterministic ranker of them errs on ≥ 1/2, exact "
-                    "enumeration) and frcore ranks every task right",
-                    ("age-only scorers err on ≥ 1/2", "event time lets frcore distinguish them"),
-                    core=("age-only scorers err on ≥ 1/2", "event time lets frcore distinguish them")),
+    rule=statements(
+        "reproduced if two equiprobable upcoming-queries whose obligations differ only in which event lies "
+        "ahead have equal views without h (so every deterministic ranker of them errs on ≥ 1/2, exact "
+        "enumeration) and frcore ranks every task right",
+        ("age-only scorers err on ≥ 1/2", "event time lets frcore distinguish them"),
+        core=("age-only scorers err on ≥ 1/2", "event time lets frcore distinguish them"),
+    ),
     diagnose=formal_diagnosis,
     method="witness",
-    range="hand-built histories: 2 obligations of equal σ 0.80 and ages 100 h, events 24 h ahead / 0.5 h past; every ranker of the no-h view",
+    range="hand-built histories: 2 obligations of equal σ 0.80 and ages 100 h, events 24 h ahead / 0.5 h past; every "
+    "ranker of the no-h view",
 )
 def check_thm3p(corpus=None) -> ClaimResult:
     """The swap pair (:func:`thm3p_swap_pair`): the same intent, equal σ and ages, only which
@@ -530,8 +607,10 @@ def check_thm3p(corpus=None) -> ClaimResult:
     t_up, t_exp, u, e = thm3p_tasks()
     swap = thm3p_swap_pair()
     no_h = FULL - {"h"}
-    views_equal = {"no h": restricted_view(swap[0], no_h) == restricted_view(swap[1], no_h),
-                   "age only": restricted_view(swap[0], ()) == restricted_view(swap[1], ())}
+    views_equal = {
+        "no h": restricted_view(swap[0], no_h) == restricted_view(swap[1], no_h),
+        "age only": restricted_view(swap[0], ()) == restricted_view(swap[1], ()),
+    }
     best = {"no h": every_ranker_error(swap, no_h), "age only": every_ranker_error(swap, ())}
     # Age-only kernels, including every monotone one we name: equal inputs → equal scores → a tie.
     kernels = {
@@ -548,18 +627,37 @@ def check_thm3p(corpus=None) -> ClaimResult:
     records = [_task_record(t) for t in tasks]
     frcore_ok = [frcore_top(t) == t.required_top for t in tasks]
     expired_masked = all(len(frcore_ranking(t)) == 1 for t in swap)  # the just-past obligation is masked for `upcoming`
-    # check: the enumeration agrees with the collision (equal views ⇒ the best ranker errs on exactly 1/2) and the kernels tie
+    # check: the enumeration agrees with the collision (equal views ⇒ the best ranker errs on exactly 1/2)
+    # and the kernels tie
     passed = all(best[k] == Fraction(1, 2) for k in best if views_equal[k]) and all(kernel_ties.values())
-    statement = {"age-only scorers err on ≥ 1/2": bool(all(views_equal.values()) and min(best.values()) >= Fraction(1, 2) and pair["collides"]),
-                 "event time lets frcore distinguish them": bool(all(frcore_ok) and expired_masked)}
-    detail = {"age-only scorers err on ≥ 1/2": f"views equal {views_equal}; best deterministic ranker P_e = {', '.join(f'{k} {v}' for k, v in best.items())}; same-intent pair collides {pair['collides']}",
-              "event time lets frcore distinguish them": f"frcore right on {sum(frcore_ok)}/{len(tasks)}, just-past obligation masked for upcoming {expired_masked}"}
+    statement = {
+        "age-only scorers err on ≥ 1/2": bool(
+            all(views_equal.values()) and min(best.values()) >= Fraction(1, 2) and pair["collides"]
+        ),
+        "event time lets frcore distinguish them": bool(all(frcore_ok) and expired_masked),
+    }
+    detail = {
+        "age-only scorers err on ≥ 1/2": f"views equal {views_equal}; best deterministic ranker P_e = "
+        f"{', '.join(f'{k} {v}' for k, v in best.items())}; same-intent pair collides {pair['collides']}",
+        "event time lets frcore distinguish them": f"frcore right on {sum(frcore_ok)}/{len(tasks)}, just-past "
+        f"obligation masked for upcoming {expired_masked}",
+    }
     return ClaimResult(
-        ours=f"views without h equal by construction: {views_equal['no h']}; best deterministic ranker of them P_e = {best['no h']} (tie-broken age-only {tie_break_errors}); frcore right on {sum(frcore_ok)}/{len(tasks)}",
+        ours=f"views without h equal by construction: {views_equal['no h']}; best deterministic ranker of them P_e = "
+        f"{best['no h']} (tie-broken age-only {tie_break_errors}); frcore right on {sum(frcore_ok)}/{len(tasks)}",
         passed=bool(passed),
-        witness={"statement": statement, "statement_detail": detail, "views_equal": views_equal, "best_ranker_error": {k: str(v) for k, v in best.items()},
-                 "age_only_equal": views_equal["age only"], "kernel_ties": kernel_ties, "tie_break_error": tie_break_errors,
-                 "same_intent_pair": pair, "frcore": records, "frcore_correct": frcore_ok},
+        witness={
+            "statement": statement,
+            "statement_detail": detail,
+            "views_equal": views_equal,
+            "best_ranker_error": {k: str(v) for k, v in best.items()},
+            "age_only_equal": views_equal["age only"],
+            "kernel_ties": kernel_ties,
+            "tie_break_error": tie_break_errors,
+            "same_intent_pair": pair,
+            "frcore": records,
+            "frcore_correct": frcore_ok,
+        },
     )
 
 
@@ -575,7 +673,9 @@ def retraction_store(policy: str) -> tuple[Edge, ...]:
     (binary-flat: A stays active, R an ordinary fact), ``masked`` (frcore: A retained and
     RETRACTED, R active, linked to A). A distractor Y is present in every store.
     """
-    a = Edge("A", 0.90, (200.0, 200.0, 40.0), Category.HEALTH_WELLBEING.name, "slot:allergy", retracted=(policy == "masked"))
+    a = Edge(
+        "A", 0.90, (200.0, 200.0, 40.0), Category.HEALTH_WELLBEING.name, "slot:allergy", retracted=(policy == "masked")
+    )
     r = Edge("R", 0.60, (50.0, 50.0, 10.0), Category.HEALTH_WELLBEING.name, "slot:retraction")
     y = Edge("Y", 0.50, (5.0, 5.0, 2.0), Category.OTHER.name, "slot:y")
     if policy == "delete":
@@ -602,7 +702,10 @@ def retraction_outcome(policy: str, intent: str) -> bool:
 
 def flat_mixture_error(p_delete: Fraction) -> Fraction:
     """Exact error of the randomised flat policy (delete with probability p) on the equal mixture."""
-    err = {pol: Fraction(sum(not retraction_outcome(pol, q) for q in RETRACTION_QUERIES), len(RETRACTION_QUERIES)) for pol in ("delete", "keep")}
+    err = {
+        pol: Fraction(sum(not retraction_outcome(pol, q) for q in RETRACTION_QUERIES), len(RETRACTION_QUERIES))
+        for pol in ("delete", "keep")
+    }
     return p_delete * err["delete"] + (1 - p_delete) * err["keep"]
 
 
@@ -611,10 +714,12 @@ def flat_mixture_error(p_delete: Fraction) -> Fraction:
     "Theorem 3″: retraction oblivion",
     "Binary-flat systems have Bayes error exactly 1/2 on an equal mixture of current-state and "
     "change-aware retraction queries; retained-but-masked retraction state serves both.",
-    rule=statements("reproduced if the exact error of delete, keep and every mixture of them is 1/2 (SymPy over the "
-                    "mixing weight) and frcore's retained-but-masked state serves both intents",
-                    ("binary-flat Bayes error is exactly 1/2", "retained-but-masked state serves both"),
-                    core=("binary-flat Bayes error is exactly 1/2", "retained-but-masked state serves both")),
+    rule=statements(
+        "reproduced if the exact error of delete, keep and every mixture of them is 1/2 (SymPy over the "
+        "mixing weight) and frcore's retained-but-masked state serves both intents",
+        ("binary-flat Bayes error is exactly 1/2", "retained-but-masked state serves both"),
+        core=("binary-flat Bayes error is exactly 1/2", "retained-but-masked state serves both"),
+    ),
     diagnose=formal_diagnosis,
     method="witness",
     range="one hand-built retraction store under 3 policies; every mixing weight p ∈ [0, 1] (SymPy)",
@@ -630,22 +735,44 @@ def check_thm3pp(corpus=None) -> ClaimResult:
     bayes = sympy.simplify(p * e_del + (1 - p) * e_keep)  # error of every randomised flat policy
     history = frcore_ranking(Task("masked/change_history", "change_history", retraction_store("masked"), "R"))
     # check: the symbolic error of the randomised policy agrees with the exact mixtures
-    passed = all(sympy.Rational(Fraction(v).numerator, Fraction(v).denominator) == bayes.subs(p, sympy.Rational(Fraction(k).numerator, Fraction(k).denominator)) for k, v in mixtures.items())
-    statement = {"binary-flat Bayes error is exactly 1/2": bool(errors["delete"] == errors["keep"] == Fraction(1, 2) and bayes == sympy.Rational(1, 2)),
-                 "retained-but-masked state serves both": bool(errors["masked"] == 0 and "A" not in history and "R" in history)}
-    detail = {"binary-flat Bayes error is exactly 1/2": f"delete {errors['delete']}, keep {errors['keep']}, every mixture {bayes}",
-              "retained-but-masked state serves both": f"masked error {errors['masked']}; change-history ranking {history}"}
+    passed = all(
+        sympy.Rational(Fraction(v).numerator, Fraction(v).denominator)
+        == bayes.subs(p, sympy.Rational(Fraction(k).numerator, Fraction(k).denominator))
+        for k, v in mixtures.items()
+    )
+    statement = {
+        "binary-flat Bayes error is exactly 1/2": bool(
+            errors["delete"] == errors["keep"] == Fraction(1, 2) and bayes == sympy.Rational(1, 2)
+        ),
+        "retained-but-masked state serves both": bool(errors["masked"] == 0 and "A" not in history and "R" in history),
+    }
+    detail = {
+        "binary-flat Bayes error is exactly 1/2": f"delete {errors['delete']}, keep {errors['keep']}, every mixture "
+        f"{bayes}",
+        "retained-but-masked state serves both": f"masked error {errors['masked']}; change-history ranking {history}",
+    }
     return ClaimResult(
-        ours=f"flat error delete = {errors['delete']}, keep = {errors['keep']}, mixtures {sorted(set(mixtures.values()))}; retained-but-masked error {errors['masked']}",
+        ours=f"flat error delete = {errors['delete']}, keep = {errors['keep']}, mixtures "
+        f"{sorted(set(mixtures.values()))}; retained-but-masked error {errors['masked']}",
         passed=bool(passed),
-        witness={"statement": statement, "statement_detail": detail, "outcomes": table, "errors": {k: str(v) for k, v in errors.items()}, "mixture_errors": mixtures, "symbolic_flat_error": str(bayes), "change_history_ranking": history},
+        witness={
+            "statement": statement,
+            "statement_detail": detail,
+            "outcomes": table,
+            "errors": {k: str(v) for k, v in errors.items()},
+            "mixture_errors": mixtures,
+            "symbolic_flat_error": str(bayes),
+            "change_history_ranking": history,
+        },
     )
 
 
 # ----- A.13: anticipation is not a non-increasing function of age
 
 
-def anticipation_along_age(event_age_hours: float = 200.0, ages: Sequence[float] | None = None) -> tuple[np.ndarray, np.ndarray]:
+def anticipation_along_age(
+    event_age_hours: float = 200.0, ages: Sequence[float] | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Activation of one edge as time passes: the edge was said ``event_age_hours`` before its
     event, so at edge age t the event is ``event_age_hours − t`` hours ahead. Returns (ages, a)
     from :func:`frcore.anticipatory_activation` (inside the window) — the kernel the score uses."""
@@ -661,10 +788,12 @@ def anticipation_along_age(event_age_hours: float = 200.0, ages: Sequence[float]
     "A.13: anticipatory activation is not a non-increasing function of age",
     "No monotone non-increasing function of edge age can represent anticipatory activation: "
     "relevance must increase before an event and decrease after it.",
-    rule=statements("reproduced if frcore's activation, along the age of one edge, rises somewhere before its event "
-                    "(impossible for a non-increasing function of age) and falls after it",
-                    ("activation rises as the event nears", "activation falls after the event"),
-                    core=("activation rises as the event nears",)),
+    rule=statements(
+        "reproduced if frcore's activation, along the age of one edge, rises somewhere before its event "
+        "(impossible for a non-increasing function of age) and falls after it",
+        ("activation rises as the event nears", "activation falls after the event"),
+        core=("activation rises as the event nears",),
+    ),
     diagnose=formal_diagnosis,
     method="witness",
     range="frcore's kernel along one edge's age, 249 grid points over 0…248 h (event at 200 h)",
@@ -679,13 +808,24 @@ def check_a13(corpus=None) -> ClaimResult:
     j = int(falls[-1]) if falls.size else None
     peak = int(np.argmax(a))
     rise = i is not None and t[i] < t[i + 1] and a[i] < a[i + 1]
-    statement = {"activation rises as the event nears": bool(rise), "activation falls after the event": j is not None and bool(t[j] > t[peak])}
+    statement = {
+        "activation rises as the event nears": bool(rise),
+        "activation falls after the event": j is not None and bool(t[j] > t[peak]),
+    }
     return ClaimResult(
-        ours=f"activation rises on {rises.size} grid steps (e.g. age {t[i]:.0f} h → {t[i + 1]:.0f} h: {a[i]:.3f} → {a[i + 1]:.3f}); peak {a[peak]:.2f} at the event" if rise else "no rise found",
+        ours=f"activation rises on {rises.size} grid steps (e.g. age {t[i]:.0f} h → {t[i + 1]:.0f} h: {a[i]:.3f} → "
+        f"{a[i + 1]:.3f}); peak {a[peak]:.2f} at the event"
+        if i is not None and rise
+        else "no rise found",
         passed=bool(t.size > 1 and np.all(np.isfinite(a))),
-        witness={"statement": statement, 
-            "rise": {"ages": [float(t[i]), float(t[i + 1])], "activation": [float(a[i]), float(a[i + 1])]} if i is not None else None,
-            "fall": {"ages": [float(t[j]), float(t[j + 1])], "activation": [float(a[j]), float(a[j + 1])]} if j is not None else None,
+        witness={
+            "statement": statement,
+            "rise": {"ages": [float(t[i]), float(t[i + 1])], "activation": [float(a[i]), float(a[i + 1])]}
+            if i is not None
+            else None,
+            "fall": {"ages": [float(t[j]), float(t[j + 1])], "activation": [float(a[j]), float(a[j + 1])]}
+            if j is not None
+            else None,
             "peak_age": float(t[peak]),
             "peak_activation": float(a[peak]),
             "rising_steps": int(rises.size),

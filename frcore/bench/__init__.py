@@ -35,11 +35,32 @@ from ._systems import (
 
 __all__ = [
     # suites: format v1, the generator, and reading them as every command does
-    "add_suite_arguments", "corpus", "generate_suite", "generate_suites", "load_suite", "load_suites", "load_suites_arg", "parse_suite", "personas_arg",
-    "select_personas", "suite_to_dict",
+    "add_suite_arguments",
+    "corpus",
+    "generate_suite",
+    "generate_suites",
+    "load_suite",
+    "load_suites",
+    "load_suites_arg",
+    "parse_suite",
+    "personas_arg",
+    "select_personas",
+    "suite_to_dict",
     # systems
-    "DEFAULT_SYSTEMS", "SYSTEMS", "System", "cognitive_partition", "collapse_params", "resolve_systems",
+    "DEFAULT_SYSTEMS",
+    "SYSTEMS",
+    "System",
+    "cognitive_partition",
+    "collapse_params",
+    "resolve_systems",
     # running and scoring
-    "bank_records", "git_revision", "make_embedder", "run_benchmark",
-    "aggregate", "markdown_table", "mcnemar", "paired_bootstrap", "question_outcome",
+    "bank_records",
+    "git_revision",
+    "make_embedder",
+    "run_benchmark",
+    "aggregate",
+    "markdown_table",
+    "mcnemar",
+    "paired_bootstrap",
+    "question_outcome",
 ]

@@ -58,8 +58,20 @@ __all__ = [
 GENERATOR_VERSION = 1
 
 N_SESSIONS = 35
-_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August",
-           "September", "October", "November", "December")
+_MONTHS = (
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+)
 _AMOUNT_RANGES: dict[str, tuple[int, int, int]] = {  # (low, high, step)
     "rent": (650, 2400, 25),
     "savings": (1500, 24000, 100),
@@ -103,9 +115,9 @@ class _Draws:
     def block(self, k: int) -> list[float]:
         """The next k uniforms at once (same stream as :meth:`u`)."""
         if self._i + k > len(self._buf):
-            self._buf = self._buf[self._i:] + self._rng.random(max(512, k)).tolist()
+            self._buf = self._buf[self._i :] + self._rng.random(max(512, k)).tolist()
             self._i = 0
-        out = self._buf[self._i:self._i + k]
+        out = self._buf[self._i : self._i + k]
         self._i += k
         return out
 
@@ -229,10 +241,22 @@ class _Builder:
     def fmt(self, template: str, **extra: str) -> str:
         return template.format_map({**self.ctx, **extra} if extra else self.ctx)
 
-    def add_fact(self, text: str, categories: dict[str, float], slot: str | None, session: int,
-                 role: str, *, say: str, topic: str, event_time: str | None = None,
-                 confidence: float = 1.0, numeric: bool = False,
-                 links: dict[str, str] | None = None, annotated: bool = False) -> str:
+    def add_fact(
+        self,
+        text: str,
+        categories: dict[str, float],
+        slot: str | None,
+        session: int,
+        role: str,
+        *,
+        say: str,
+        topic: str,
+        event_time: str | None = None,
+        confidence: float = 1.0,
+        numeric: bool = False,
+        links: dict[str, str] | None = None,
+        annotated: bool = False,
+    ) -> str:
         if annotated:
             self.n_annot += 1
             fid = f"{self.key}.a{self.n_annot:02d}"
@@ -296,8 +320,7 @@ class _Builder:
             ids: list[str] = []
             for j, (value, s) in enumerate(zip(values, sessions)):
                 if j == 0:
-                    text, say = self.fmt(r.pick(kind.fact), v=value), self.fmt(r.pick(kind.say),
-                                                                               v=value)
+                    text, say = self.fmt(r.pick(kind.fact), v=value), self.fmt(r.pick(kind.say), v=value)
                     role, links = "superseded", {}
                 else:
                     old = values[j - 1]
@@ -305,8 +328,7 @@ class _Builder:
                     say = self.fmt(r.pick(kind.say_new), v=value, old=old)
                     role = "superseding" if j == n_versions - 1 else "superseded"
                     links = {"supersedes": ids[-1]}
-                ids.append(self.add_fact(text, cats, kind.slot, s, role, say=say,
-                                         topic=kind.topic, links=links))
+                ids.append(self.add_fact(text, cats, kind.slot, s, role, say=say, topic=kind.topic, links=links))
             # old values restated in passing before they changed (wrong items)
             for j in range(n_versions - 1):
                 between = self.fillers_between(sessions[j], sessions[j + 1])
@@ -321,19 +343,26 @@ class _Builder:
             # hard distractors: the question's vocabulary, nothing about the persona
             for line in r.sample(kind.chatter, r.between(1, 2)):
                 self.inject(self.filler, line, None)
-            self.chains.append({"kind": kind, "values": values, "ids": ids,
-                                "sessions": sessions})
+            self.chains.append({"kind": kind, "values": values, "ids": ids, "sessions": sessions})
 
     def stable(self) -> None:
         self.stables: list[tuple[V.StableKind, str]] = []
         for kind in self.r.sample(V.STABLE_KINDS, 4):
             s = self.place(1, 30)
-            fid = self.add_fact(self.fmt(self.r.pick(kind.fact)), self.cats(kind.categories),
-                                None, s, "stable", say=self.fmt(self.r.pick(kind.say)),
-                                topic=kind.topic, numeric=kind.numeric)
+            fid = self.add_fact(
+                self.fmt(self.r.pick(kind.fact)),
+                self.cats(kind.categories),
+                None,
+                s,
+                "stable",
+                say=self.fmt(self.r.pick(kind.say)),
+                topic=kind.topic,
+                numeric=kind.numeric,
+            )
             if self.r.chance(0.5):
-                self.inject(self.fillers_between(s, N_SESSIONS + 1),
-                            self.fmt(self.r.pick(kind.restate)), ("stable", fid))
+                self.inject(
+                    self.fillers_between(s, N_SESSIONS + 1), self.fmt(self.r.pick(kind.restate)), ("stable", fid)
+                )
             self.stables.append((kind, fid))
             self.chatter(kind.key)
 
@@ -364,14 +393,21 @@ class _Builder:
             else:
                 day = self.asked_at + _dt.timedelta(days=r.between(2, 60))
             stamp, extra = self._event(kind, day)
-            fid = self.add_fact(self.fmt(kind.fact, **extra), {kind.category: 1.0}, None, s,
-                                "expiring", say=self.fmt(kind.say, **extra), topic=kind.topic,
-                                event_time=stamp, numeric=kind.numeric)
+            fid = self.add_fact(
+                self.fmt(kind.fact, **extra),
+                {kind.category: 1.0},
+                None,
+                s,
+                "expiring",
+                say=self.fmt(kind.say, **extra),
+                topic=kind.topic,
+                event_time=stamp,
+                numeric=kind.numeric,
+            )
             if is_past:
                 self.past.append((kind, fid))
                 if r.chance(0.4):  # mentioned again before it happened (stale by asked_at)
-                    before = [f for f in self.fillers_between(s, N_SESSIONS + 1)
-                              if self.dates[f] < day]
+                    before = [f for f in self.fillers_between(s, N_SESSIONS + 1) if self.dates[f] < day]
                     self.inject(before, self.fmt(kind.pre, **extra), ("pre", fid))
             else:
                 self.upcoming.append((kind, fid))
@@ -380,13 +416,22 @@ class _Builder:
         kind = self.r.pick(V.CONTRADICTION_KINDS)
         cats = self.cats(kind.categories)
         s_old, s_new = self.place(2, 14), self.place(17, 32)
-        old = self.add_fact(kind.old, cats, kind.slot, s_old, "contradicted", say=kind.say_old,
-                            topic=kind.topic, numeric=kind.numeric)
-        new = self.add_fact(kind.new, cats, kind.slot, s_new, "contradicting", say=kind.say_new,
-                            topic=kind.topic, numeric=kind.numeric, links={"contradicts": old})
+        old = self.add_fact(
+            kind.old, cats, kind.slot, s_old, "contradicted", say=kind.say_old, topic=kind.topic, numeric=kind.numeric
+        )
+        new = self.add_fact(
+            kind.new,
+            cats,
+            kind.slot,
+            s_new,
+            "contradicting",
+            say=kind.say_new,
+            topic=kind.topic,
+            numeric=kind.numeric,
+            links={"contradicts": old},
+        )
         if self.r.chance(0.4):
-            self.inject(self.fillers_between(s_old, s_new), f"random thought, but {kind.say_old}",
-                        ("contra_old", old))
+            self.inject(self.fillers_between(s_old, s_new), f"random thought, but {kind.say_old}", ("contra_old", old))
         self.contra = (kind, old, new)
         self.chatter(kind.slot)
 
@@ -398,11 +443,18 @@ class _Builder:
         cats = self.cats(kind.categories)
         s_plan = self.place(3, 16)
         s_ret = self.place(s_plan + 3, min(s_plan + 14, 33))
-        plan = self.add_fact(kind.plan, cats, None, s_plan, "retracted", say=kind.say_plan,
-                             topic=kind.topic)
-        ret = self.add_fact(self.fmt(kind.retraction, amount=amount), cats, None, s_ret,
-                            "retraction", say=self.fmt(kind.say_retraction, amount=amount),
-                            topic=kind.topic, numeric=kind.numeric, links={"retracts": plan})
+        plan = self.add_fact(kind.plan, cats, None, s_plan, "retracted", say=kind.say_plan, topic=kind.topic)
+        ret = self.add_fact(
+            self.fmt(kind.retraction, amount=amount),
+            cats,
+            None,
+            s_ret,
+            "retraction",
+            say=self.fmt(kind.say_retraction, amount=amount),
+            topic=kind.topic,
+            numeric=kind.numeric,
+            links={"retracts": plan},
+        )
         if self.r.chance(0.6):
             self.inject(self.fillers_between(s_plan, s_ret), kind.mention, ("plan", plan))
         self.retract = (kind, plan, ret, amount)
@@ -413,16 +465,32 @@ class _Builder:
         kind = self.r.pick([k for k in V.TENTATIVE_KINDS if k.blocks not in used])
         cats = self.cats(kind.categories)
         s_old, s_new = self.place(1, 10), self.place(18, 33)
-        existing = self.add_fact(self.fmt(kind.existing), cats, kind.slot, s_old,
-                                 "ambiguous_existing", say=self.fmt(kind.say_existing),
-                                 topic=kind.topic)
-        tent = self.add_fact(self.fmt(kind.tentative), cats, kind.slot, s_new, "tentative",
-                             say=self.fmt(kind.say_tentative), topic=kind.topic, confidence=0.4,
-                             links={"tentative_for": existing})
+        existing = self.add_fact(
+            self.fmt(kind.existing),
+            cats,
+            kind.slot,
+            s_old,
+            "ambiguous_existing",
+            say=self.fmt(kind.say_existing),
+            topic=kind.topic,
+        )
+        tent = self.add_fact(
+            self.fmt(kind.tentative),
+            cats,
+            kind.slot,
+            s_new,
+            "tentative",
+            say=self.fmt(kind.say_tentative),
+            topic=kind.topic,
+            confidence=0.4,
+            links={"tentative_for": existing},
+        )
         if self.r.chance(0.3):
-            self.inject(self.fillers_between(s_new, N_SESSIONS + 1),
-                        "still going back and forth on this one: " + self.fmt(kind.say_tentative),
-                        ("tent", tent))
+            self.inject(
+                self.fillers_between(s_new, N_SESSIONS + 1),
+                "still going back and forth on this one: " + self.fmt(kind.say_tentative),
+                ("tent", tent),
+            )
         self.tent = (kind, existing, tent)
         self.chatter(kind.slot)
 
@@ -437,17 +505,32 @@ class _Builder:
             else:
                 value = str(r.between(*_N_RANGES[kind.key]))
                 extra = {"n": value}
-            fid = self.add_fact(self.fmt(kind.fact, **extra), self.cats(kind.categories), None,
-                                self.place(2, 32), "annotated", say=self.fmt(kind.say, **extra),
-                                topic="money and numbers", numeric=True, annotated=True)
+            fid = self.add_fact(
+                self.fmt(kind.fact, **extra),
+                self.cats(kind.categories),
+                None,
+                self.place(2, 32),
+                "annotated",
+                say=self.fmt(kind.say, **extra),
+                topic="money and numbers",
+                numeric=True,
+                annotated=True,
+            )
             self.numeric_details.append((kind, fid, self.fmt(kind.answer, **extra)))
             self.chatter(kind.key)
         self.hobbies: list[tuple[V.DetailKind, str]] = []
         self.chatter("free_time")
         for kind in r.sample(V.HOBBY_DETAILS, 2):
-            fid = self.add_fact(kind.fact, self.cats(kind.categories), None, self.place(1, 20),
-                                "annotated", say=kind.say, topic="weekend plans",
-                                annotated=True)
+            fid = self.add_fact(
+                kind.fact,
+                self.cats(kind.categories),
+                None,
+                self.place(1, 20),
+                "annotated",
+                say=kind.say,
+                topic="weekend plans",
+                annotated=True,
+            )
             for line in r.sample(V.HOBBY_MENTIONS[kind.key], r.between(1, 2)):
                 self.inject(self.filler, line, ("hobby", fid))
             self.hobbies.append((kind, fid))
@@ -480,43 +563,68 @@ class _Builder:
                     text, tag = slot
                     if tag is not None:
                         self.tag_turns.setdefault(tag, []).append(f"{prefix}{2 * k + 1:02d}")
-                out.append({"id": f"{prefix}{2 * k + 1:02d}", "session": s, "said_at": said_at,
-                            "role": "user", "text": text})
-                out.append({"id": f"{prefix}{2 * k + 2:02d}", "session": s, "said_at": said_at,
-                            "role": "assistant",
-                            "text": V.ASSISTANT_LINES[int(draws[2 * k + 1] * n_asst)]})
+                out.append(
+                    {"id": f"{prefix}{2 * k + 1:02d}", "session": s, "said_at": said_at, "role": "user", "text": text}
+                )
+                out.append(
+                    {
+                        "id": f"{prefix}{2 * k + 2:02d}",
+                        "session": s,
+                        "said_at": said_at,
+                        "role": "assistant",
+                        "text": V.ASSISTANT_LINES[int(draws[2 * k + 1] * n_asst)],
+                    }
+                )
         return out
 
     def tagged(self, *tags: tuple) -> list[str]:
         return [t for tag in tags for t in self.tag_turns.get(tag, [])]
 
     # ------------------------------------------------------------------ questions
-    def ask(self, av: str, text: str, intent: str, categories: Iterable[str], answer: str,
-            indicators: Sequence[str], support: Sequence[str], wrong: Sequence[str],
-            notes: str) -> None:
-        self.questions.append({
-            "text": text,
-            "asked_at": self.asked_at.isoformat(),
-            "attack_vector": av,
-            "relevant_categories": list(dict.fromkeys(categories)),
-            "correct_answer": answer,
-            "wrong_answer_indicators": list(indicators),
-            "intent": intent,
-            "support": list(support),
-            "wrong": list(wrong),
-            "notes": notes,
-            "conflict": False,
-        })
+    def ask(
+        self,
+        av: str,
+        text: str,
+        intent: str,
+        categories: Iterable[str],
+        answer: str,
+        indicators: Sequence[str],
+        support: Sequence[str],
+        wrong: Sequence[str],
+        notes: str,
+    ) -> None:
+        self.questions.append(
+            {
+                "text": text,
+                "asked_at": self.asked_at.isoformat(),
+                "attack_vector": av,
+                "relevant_categories": list(dict.fromkeys(categories)),
+                "correct_answer": answer,
+                "wrong_answer_indicators": list(indicators),
+                "intent": intent,
+                "support": list(support),
+                "wrong": list(wrong),
+                "notes": notes,
+                "conflict": False,
+            }
+        )
 
     def chain_question(self, av: str, i: int) -> None:
         c = self.chains[i]
         kind, values, ids = c["kind"], c["values"], c["ids"]
         cur, old = self.tagged(("cur", i)), self.tagged(("old", i))
-        self.ask(av, self.fmt(self.r.pick(kind.question)), "current", kind.categories,
-                 self.fmt(kind.answer, v=values[-1], old=values[-2]), values[:-1],
-                 [ids[-1], *cur], [*ids[:-1], *old],
-                 f"generated: {len(ids)} versions of slot {kind.slot}; {len(old)} filler "
-                 f"turn(s) restate an old value, {len(cur)} the current one")
+        self.ask(
+            av,
+            self.fmt(self.r.pick(kind.question)),
+            "current",
+            kind.categories,
+            self.fmt(kind.answer, v=values[-1], old=values[-2]),
+            values[:-1],
+            [ids[-1], *cur],
+            [*ids[:-1], *old],
+            f"generated: {len(ids)} versions of slot {kind.slot}; {len(old)} filler "
+            f"turn(s) restate an old value, {len(cur)} the current one",
+        )
 
     def build_questions(self) -> None:
         r = self.r
@@ -528,38 +636,71 @@ class _Builder:
         logi = ("LOGISTICAL_CONTEXT", "OBLIGATIONS")
         past_ids = [f for _, f in self.past]
         pre = self.tagged(*(("pre", f) for f in past_ids))
-        self.ask("AV2_expired_logistics", self.fmt(r.pick(V.UPCOMING_QUESTIONS)), "upcoming",
-                 logi, "; ".join(self.fact_text(f) for _, f in self.upcoming),
-                 [k.key.replace("_", " ") for k, _ in self.past],
-                 [f for _, f in self.upcoming], [*past_ids, *pre],
-                 "generated: upcoming items at asked_at are support; expired items and "
-                 "pre-event mentions of them are wrong")
+        self.ask(
+            "AV2_expired_logistics",
+            self.fmt(r.pick(V.UPCOMING_QUESTIONS)),
+            "upcoming",
+            logi,
+            "; ".join(self.fact_text(f) for _, f in self.upcoming),
+            [k.key.replace("_", " ") for k, _ in self.past],
+            [f for _, f in self.upcoming],
+            [*past_ids, *pre],
+            "generated: upcoming items at asked_at are support; expired items and pre-event mentions of them are wrong",
+        )
         if r.chance(0.75):
-            self.ask("AV2_expired_logistics", self.fmt(r.pick(V.PAST_QUESTIONS)), "historical",
-                     logi, "; ".join(self.fact_text(f) for f in past_ids), [],
-                     past_ids, [], "generated: events already past at asked_at")
+            self.ask(
+                "AV2_expired_logistics",
+                self.fmt(r.pick(V.PAST_QUESTIONS)),
+                "historical",
+                logi,
+                "; ".join(self.fact_text(f) for f in past_ids),
+                [],
+                past_ids,
+                [],
+                "generated: events already past at asked_at",
+            )
         if len(self.upcoming) == 2 and r.chance(0.5):
             kind, fid = self.upcoming[1]
-            self.ask("AV2_expired_logistics", self.fmt(r.pick(V.UPCOMING_QUESTIONS)), "upcoming",
-                     logi, self.fact_text(fid), [k.key.replace("_", " ") for k, _ in self.past],
-                     [f for _, f in self.upcoming], past_ids,
-                     "generated: second view of the upcoming items")
+            self.ask(
+                "AV2_expired_logistics",
+                self.fmt(r.pick(V.UPCOMING_QUESTIONS)),
+                "upcoming",
+                logi,
+                self.fact_text(fid),
+                [k.key.replace("_", " ") for k, _ in self.past],
+                [f for _, f in self.upcoming],
+                past_ids,
+                "generated: second view of the upcoming items",
+            )
         # AV3: stable identity, single facts and sometimes a broad background question
         n_av3 = r.pick((2, 3, 3, 3, 4))
         pairs = r.sample(self.stables, n_av3)
         if n_av3 >= 3 and r.chance(0.3):
             (k1, f1), (k2, f2) = pairs[0], pairs[1]
-            self.ask("AV3_stable_identity", f"What should I know about {self.first}'s background?",
-                     "broad", [k1.categories[0], k2.categories[0]],
-                     f"{self.fmt(k1.answer)}; {self.fmt(k2.answer)}", [],
-                     [f1, f2, *self.tagged(("stable", f1), ("stable", f2))], [],
-                     "generated: two stable identity facts")
+            self.ask(
+                "AV3_stable_identity",
+                f"What should I know about {self.first}'s background?",
+                "broad",
+                [k1.categories[0], k2.categories[0]],
+                f"{self.fmt(k1.answer)}; {self.fmt(k2.answer)}",
+                [],
+                [f1, f2, *self.tagged(("stable", f1), ("stable", f2))],
+                [],
+                "generated: two stable identity facts",
+            )
             pairs = pairs[2:]
         for kind, fid in pairs:
-            self.ask("AV3_stable_identity", self.fmt(r.pick(kind.question)), "current",
-                     kind.categories[:1] if r.chance(0.5) else kind.categories,
-                     self.fmt(kind.answer), [], [fid, *self.tagged(("stable", fid))], [],
-                     f"generated: stable fact ({kind.key})")
+            self.ask(
+                "AV3_stable_identity",
+                self.fmt(r.pick(kind.question)),
+                "current",
+                kind.categories[:1] if r.chance(0.5) else kind.categories,
+                self.fmt(kind.answer),
+                [],
+                [fid, *self.tagged(("stable", fid))],
+                [],
+                f"generated: stable fact ({kind.key})",
+            )
         # AV5: broad query over free time
         hobby_chains = [(i, c) for i, c in enumerate(self.chains) if c["kind"].hobby]
         support = [f for _, f in self.hobbies] + [c["ids"][-1] for _, c in hobby_chains]
@@ -568,38 +709,82 @@ class _Builder:
         wrong = [f for _, c in hobby_chains for f in c["ids"][:-1]]
         wrong += self.tagged(*(("old", i) for i, _ in hobby_chains))
         answer = [k.answer for k, _ in self.hobbies] + [c["values"][-1] for _, c in hobby_chains]
-        self.ask("AV5_broad_query", self.fmt(r.pick(V.BROAD_QUESTIONS)), "broad",
-                 ("HOBBIES_RECREATION", "INTELLECTUAL_INTERESTS"), "; ".join(answer),
-                 [v for _, c in hobby_chains for v in c["values"][:-1]], support, wrong,
-                 "generated: current free-time activities; dropped ones are wrong")
+        self.ask(
+            "AV5_broad_query",
+            self.fmt(r.pick(V.BROAD_QUESTIONS)),
+            "broad",
+            ("HOBBIES_RECREATION", "INTELLECTUAL_INTERESTS"),
+            "; ".join(answer),
+            [v for _, c in hobby_chains for v in c["values"][:-1]],
+            support,
+            wrong,
+            "generated: current free-time activities; dropped ones are wrong",
+        )
         # AV6: cross-session contradiction, the later statement holds
         kind, old, new = self.contra
-        self.ask("AV6_cross_session_contradiction", self.fmt(r.pick(kind.question)), "current",
-                 kind.categories, kind.answer, [kind.indicator], [new],
-                 [old, *self.tagged(("contra_old", old))],
-                 "generated: the later statement contradicts the earlier one")
+        self.ask(
+            "AV6_cross_session_contradiction",
+            self.fmt(r.pick(kind.question)),
+            "current",
+            kind.categories,
+            kind.answer,
+            [kind.indicator],
+            [new],
+            [old, *self.tagged(("contra_old", old))],
+            "generated: the later statement contradicts the earlier one",
+        )
         # AV7: retraction-aware
         rkind, plan, ret, amount = self.retract
-        self.ask("AV7_selective_forgetting", self.fmt(r.pick(rkind.question)), "retraction_aware",
-                 rkind.categories, rkind.answer, [rkind.indicator], [ret],
-                 [plan, *self.tagged(("plan", plan))],
-                 "generated: the plan was withdrawn; the retraction statement is support")
+        self.ask(
+            "AV7_selective_forgetting",
+            self.fmt(r.pick(rkind.question)),
+            "retraction_aware",
+            rkind.categories,
+            rkind.answer,
+            [rkind.indicator],
+            [ret],
+            [plan, *self.tagged(("plan", plan))],
+            "generated: the plan was withdrawn; the retraction statement is support",
+        )
         # AV8: numbers that must survive
         n_num = r.pick((0, 1, 1, 1, 1, 2))
-        for kind, fid, ans in self.numeric_details[:n_num]:
-            self.ask("AV8_numeric_preservation", self.fmt(kind.question), "current",
-                     kind.categories[:1], ans, [], [fid], [],
-                     f"generated: numeric detail ({kind.key})")
+        for nkind, fid, ans in self.numeric_details[:n_num]:
+            self.ask(
+                "AV8_numeric_preservation",
+                self.fmt(nkind.question),
+                "current",
+                nkind.categories[:1],
+                ans,
+                [],
+                [fid],
+                [],
+                f"generated: numeric detail ({nkind.key})",
+            )
         if rkind.numeric and r.chance(0.5):
-            self.ask("AV8_numeric_preservation", self.fmt(rkind.numeric_question), "historical",
-                     rkind.categories[:1], self.fmt(rkind.numeric_answer, amount=amount), [],
-                     [ret], [], "generated: the number lives in the retraction statement")
+            self.ask(
+                "AV8_numeric_preservation",
+                self.fmt(rkind.numeric_question),
+                "historical",
+                rkind.categories[:1],
+                self.fmt(rkind.numeric_answer, amount=amount),
+                [],
+                [ret],
+                [],
+                "generated: the number lives in the retraction statement",
+            )
         # AV9: soft supersession, both values are support
         tkind, existing, tent = self.tent
-        self.ask("AV9_soft_supersession", self.fmt(r.pick(tkind.question)), "current",
-                 tkind.categories, self.fmt(tkind.answer), [],
-                 [existing, tent, *self.tagged(("tent", tent))], [],
-                 "generated: tentative alternative (confidence 0.4) beside the existing value")
+        self.ask(
+            "AV9_soft_supersession",
+            self.fmt(r.pick(tkind.question)),
+            "current",
+            tkind.categories,
+            self.fmt(tkind.answer),
+            [],
+            [existing, tent, *self.tagged(("tent", tent))],
+            [],
+            "generated: tentative alternative (confidence 0.4) beside the existing value",
+        )
         order = r.sample(range(len(self.questions)), len(self.questions))
         self.questions = [self.questions[j] for j in order]
         for n, q in enumerate(self.questions, start=1):
@@ -624,11 +809,16 @@ class _Builder:
             if fact["role"] == "annotated":
                 fact["evidence"] = self.tagged(self.fact_turn[fact["id"]])
         self.build_questions()
-        sessions = [{"id": s, "date": self.dates[s].isoformat(),
-                     "type": "critical" if s in self.critical else "filler",
-                     "topic": self.topic_of[s]} for s in range(1, N_SESSIONS + 1)]
-        facts = sorted(self.facts, key=lambda f: (f["id"].rsplit(".", 1)[1][0] == "a",
-                                                  f["id"]))
+        sessions = [
+            {
+                "id": s,
+                "date": self.dates[s].isoformat(),
+                "type": "critical" if s in self.critical else "filler",
+                "topic": self.topic_of[s],
+            }
+            for s in range(1, N_SESSIONS + 1)
+        ]
+        facts = sorted(self.facts, key=lambda f: (f["id"].rsplit(".", 1)[1][0] == "a", f["id"]))
         return {
             "suite": "generated",
             "version": 1,
@@ -647,12 +837,27 @@ class _Builder:
 
 def _check_vocab() -> None:
     """Every category named in the vocabulary is canonical (fails at import, not mid-run)."""
-    pairs = [k.categories for k in (*V.SLOT_KINDS, *V.STABLE_KINDS, *V.CONTRADICTION_KINDS,
-                                    *V.RETRACTION_KINDS, *V.TENTATIVE_KINDS,
-                                    *V.NUMERIC_DETAILS, *V.HOBBY_DETAILS)]
+    categorised: tuple[
+        V.SlotKind | V.StableKind | V.ContradictionKind | V.RetractionKind | V.TentativeKind | V.DetailKind, ...
+    ] = (
+        *V.SLOT_KINDS,
+        *V.STABLE_KINDS,
+        *V.CONTRADICTION_KINDS,
+        *V.RETRACTION_KINDS,
+        *V.TENTATIVE_KINDS,
+        *V.NUMERIC_DETAILS,
+        *V.HOBBY_DETAILS,
+    )
+    pairs = [k.categories for k in categorised]
     pairs += [(k.category, k.category) for k in V.EXPIRING_KINDS]
-    keys = {k.key for k in (*V.STABLE_KINDS, *V.RETRACTION_KINDS, *V.NUMERIC_DETAILS)}
-    keys |= {k.slot for k in (*V.CONTRADICTION_KINDS, *V.TENTATIVE_KINDS)}
+    keyed: tuple[V.StableKind | V.RetractionKind | V.DetailKind, ...] = (
+        *V.STABLE_KINDS,
+        *V.RETRACTION_KINDS,
+        *V.NUMERIC_DETAILS,
+    )
+    slotted: tuple[V.ContradictionKind | V.TentativeKind, ...] = (*V.CONTRADICTION_KINDS, *V.TENTATIVE_KINDS)
+    keys = {k.key for k in keyed}
+    keys |= {k.slot for k in slotted}
     missing = (keys | {"calendar", "free_time"}) - set(V.CHATTER)
     if missing:
         raise ValueError(f"vocabulary: no CHATTER lines for {sorted(missing)}")
@@ -680,8 +885,7 @@ def generate_suite(persona_index: int, seed: int = 0) -> dict[str, Any]:
     Raises:
         ValueError: ``persona_index`` or ``seed`` is not a non-negative integer.
     """
-    return _Builder(_check_index("persona_index", persona_index),
-                    _check_index("seed", seed)).build()
+    return _Builder(_check_index("persona_index", persona_index), _check_index("seed", seed)).build()
 
 
 def generate_suites(n: int, seed: int = 0) -> list[dict[str, Any]]:
@@ -710,7 +914,8 @@ def write_suites(folder: str | os.PathLike[str], n: int, seed: int = 0) -> list[
 # --------------------------------------------------------------------------- lexical statistic
 
 #: Function words ignored when comparing questions with facts.
-STOPWORDS: frozenset[str] = frozenset("""
+STOPWORDS: frozenset[str] = frozenset(
+    """
 a about above after again against all am an and any are as at be because been before being
 below between both but by can could did do does doing down during each else ever few for from
 further had has have having he her here hers herself him himself his how i if in into is it its
@@ -719,7 +924,8 @@ once only or other our ours ourselves out over own same shall she should so some
 the their theirs them themselves then there these they this those through to too under until up
 upon very was we were what when where which while who whom whose why will with would you your
 yours yourself yourselves s t don doesn isn re ve ll d m o y
-""".split())
+""".split()
+)
 
 _WORD = re.compile(r"[a-z0-9]+")
 

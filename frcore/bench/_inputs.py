@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import argparse
-from typing import Sequence
+from collections.abc import Sequence
 
 
 class PersonasError(ValueError, argparse.ArgumentTypeError):
@@ -41,12 +41,23 @@ def personas_arg(text: str) -> int | tuple[str, ...]:
 def add_suite_arguments(parser, *, embedder_choices: Sequence[str] | None = None) -> None:
     """``--suite``, ``--personas``, ``--seed`` and ``--embedder``, as every command that reads
     suites takes them (read back with :func:`load_suites_arg` and :func:`make_embedder`)."""
-    parser.add_argument("--suite", default="synthetic", help="suite file, folder of suites, or 'synthetic' (default: the built-in generator)")
-    parser.add_argument("--personas", type=personas_arg, default=None, metavar="N|ID,ID,…|@FILE",
-                        help="number of personas (synthetic: generated, default 20; a path: the first N), "
-                             "or the persona ids to use (comma-separated, or @FILE with one per line)")
+    parser.add_argument(
+        "--suite",
+        default="synthetic",
+        help="suite file, folder of suites, or 'synthetic' (default: the built-in generator)",
+    )
+    parser.add_argument(
+        "--personas",
+        type=personas_arg,
+        default=None,
+        metavar="N|ID,ID,…|@FILE",
+        help="number of personas (synthetic: generated, default 20; a path: the first N), "
+        "or the persona ids to use (comma-separated, or @FILE with one per line)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="generator seed (synthetic)")
-    parser.add_argument("--embedder", default="minilm", choices=embedder_choices, help="minilm (default, cached) or hash")
+    parser.add_argument(
+        "--embedder", default="minilm", choices=embedder_choices, help="minilm (default, cached) or hash"
+    )
 
 
 def select_personas(suites: list, personas: int | Sequence[str] | None, label: str) -> tuple[list, str]:
@@ -78,8 +89,12 @@ def load_suites_arg(suite: str, personas: int | Sequence[str] | None, seed: int 
         from ._generator import generate_suites
 
         n = personas if isinstance(personas, int) else 20
-        suites = [parse_suite(obj, f"synthetic[seed={seed}]#{i}") for i, obj in enumerate(generate_suites(n, seed=seed))]
-        return select_personas(suites, None if isinstance(personas, int) else personas, f"synthetic(n={n}, seed={seed})")
+        suites = [
+            parse_suite(obj, f"synthetic[seed={seed}]#{i}") for i, obj in enumerate(generate_suites(n, seed=seed))
+        ]
+        return select_personas(
+            suites, None if isinstance(personas, int) else personas, f"synthetic(n={n}, seed={seed})"
+        )
     return select_personas(load_suites(suite), personas or None, str(suite))
 
 

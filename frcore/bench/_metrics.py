@@ -30,8 +30,9 @@ questions) and :func:`mcnemar` (exact binomial or continuity-corrected χ²).
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from scipy import stats
@@ -60,10 +61,15 @@ AV_KEYS: tuple[str, ...] = tuple(f"AV{i}" for i in range(1, 10))
 METRIC_KEYS: tuple[str, ...] = ("pass", "staleness", "hit@1", "hit@5", "hit@10", "mrr", "pse", "wsr", "n")
 
 _RULE_OF_AV = {
-    "AV1": "support_first", "AV4": "support_first", "AV6": "support_first", "AV9": "support_first",
+    "AV1": "support_first",
+    "AV4": "support_first",
+    "AV6": "support_first",
+    "AV9": "support_first",
     "AV2": "no_wrong_top5_or_support_first",
     "AV7": "support_and_no_wrong_top5",
-    "AV3": "support", "AV5": "support", "AV8": "support",
+    "AV3": "support",
+    "AV5": "support",
+    "AV8": "support",
 }
 
 
@@ -150,7 +156,7 @@ def question_outcome(
     s1 = support_ranks[0] if support_ranks else None
     w1 = wrong_ranks[0] if wrong_ranks else None
     has_support = s1 is not None
-    support_first = has_support and (w1 is None or s1 < w1)
+    support_first = s1 is not None and (w1 is None or s1 < w1)
     wrong_in_top5 = w1 is not None and w1 <= 5
 
     rule = _RULE_OF_AV[av]
@@ -167,10 +173,10 @@ def question_outcome(
         av=av,
         passed=bool(passed),
         stale=w1 is not None,
-        hit1=has_support and s1 <= 1,
-        hit5=has_support and s1 <= 5,
+        hit1=s1 is not None and s1 <= 1,
+        hit5=s1 is not None and s1 <= 5,
         hit10=has_support,
-        rr=1.0 / s1 if has_support else 0.0,
+        rr=1.0 / s1 if s1 is not None else 0.0,
         pse=len(wrong_ranks) / TOP_K,
         wsr=float(sum(RANK_WEIGHTS[r - 1] for r in wrong_ranks)),
         first_support_rank=s1,
@@ -313,8 +319,14 @@ def mcnemar(a: Any, b: Any, exact_below: int = 25) -> dict[str, Any]:
 
 # --------------------------------------------------------------------------- markdown
 
-_OPTIONAL = (("hit@1", "Hit@1", "pct"), ("hit@5", "Hit@5", "pct"), ("hit@10", "Hit@10", "pct"),
-             ("mrr", "MRR", "3f"), ("pse", "PSE", "pct"), ("wsr", "WSR", "2f"))
+_OPTIONAL = (
+    ("hit@1", "Hit@1", "pct"),
+    ("hit@5", "Hit@5", "pct"),
+    ("hit@10", "Hit@10", "pct"),
+    ("mrr", "MRR", "3f"),
+    ("pse", "PSE", "pct"),
+    ("wsr", "WSR", "2f"),
+)
 
 
 def _num(where: str, table: Mapping[str, Any], key: str) -> float:
@@ -402,7 +414,8 @@ def markdown_table(result: Mapping[str, Any]) -> str:
     header += [f"{av} (n={av_n[av]})" if av_n[av] is not None else av for av in av_cols]
     align = ["---", "---:", "---:", "---:"] + ["---:"] * (len(optional) + len(av_cols))
     lines = [
-        f"LifecycleBench suite `{_cell(suite)}`: pass, staleness, hits and PSE in %; AV columns are pass % per attack vector.",
+        f"LifecycleBench suite `{_cell(suite)}`: pass, staleness, hits and PSE in %; AV columns are pass % per attack "
+        "vector.",
         "",
         "| " + " | ".join(header) + " |",
         "|" + "|".join(align) + "|",

@@ -13,8 +13,8 @@ import os
 import subprocess
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Iterable, Sequence
 
 import numpy as np
 
@@ -40,16 +40,28 @@ def bank_records(suite: Suite, router: Router, embedder, normalize=lambda t: t) 
     for it in items:
         if it.kind == "fact":
             rec = {
-                "id": it.id, "text": it.text, "categories": dict(it.categories), "said_at": _iso(it.said_at),
-                "event_time": _iso(it.event_time), "slot": it.slot, "confidence": it.confidence if it.confidence is not None else 1.0,
-                "links": {k: list(v) for k, v in it.links.items()}, "session": it.session, "kind": "fact",
+                "id": it.id,
+                "text": it.text,
+                "categories": dict(it.categories),
+                "said_at": _iso(it.said_at),
+                "event_time": _iso(it.event_time),
+                "slot": it.slot,
+                "confidence": it.confidence if it.confidence is not None else 1.0,
+                "links": {k: list(v) for k, v in it.links.items()},
+                "session": it.session,
+                "kind": "fact",
             }
             if it.numeric is not None:
                 rec["numeric"] = bool(it.numeric)
         else:
             rec = {
-                "id": it.id, "text": it.text, "categories": router.categorize(normalize(it.text), next(vecs)),
-                "said_at": _iso(it.said_at), "session": it.session, "kind": "turn", "speaker": "user",
+                "id": it.id,
+                "text": it.text,
+                "categories": router.categorize(normalize(it.text), next(vecs)),
+                "said_at": _iso(it.said_at),
+                "session": it.session,
+                "kind": "turn",
+                "speaker": "user",
             }
         out.append(rec)
     return out
@@ -73,7 +85,9 @@ def run_persona(
     tmp = tempfile.TemporaryDirectory(dir=workdir)
     try:
         # The bank knows whose memory it is (the persona's name), as any deployed bank would.
-        bank = Bank.open(os.path.join(tmp.name, f"{suite.persona}.db"), embedder=embedder, owner=suite.name if owner_aware else None)
+        bank = Bank.open(
+            os.path.join(tmp.name, f"{suite.persona}.db"), embedder=embedder, owner=suite.name if owner_aware else None
+        )
         bank.router = router
         bank.add(bank_records(suite, router, embedder, bank.normalize))
         q_vecs = np.asarray(embedder.embed([bank.normalize(q.text) for q in suite.questions]))
@@ -82,20 +96,35 @@ def run_persona(
         for qi, q in enumerate(suite.questions):
             for s in systems:
                 res = bank.query(
-                    q.text, at=q.asked_at, k=s.pipeline.k, intent=q.intent if gold_intent else None,
-                    config=s.pipeline, params=params[s.name], query_vec=q_vecs[qi],
+                    q.text,
+                    at=q.asked_at,
+                    k=s.pipeline.k,
+                    intent=q.intent if gold_intent else None,
+                    config=s.pipeline,
+                    params=params[s.name],
+                    query_vec=q_vecs[qi],
                 )
                 ranked = res.ids
                 o = question_outcome(q.attack_vector, ranked, q.support, q.wrong)
                 rec = {
-                    "system": s.name, "persona": suite.persona, "id": q.id, "attack_vector": q.attack_vector,
-                    "intent": res.intent, "gold_intent": q.intent, "passed": bool(o.passed), "stale": bool(o.stale),
-                    "ranked": ranked, "outcome": o.to_dict(),
+                    "system": s.name,
+                    "persona": suite.persona,
+                    "id": q.id,
+                    "attack_vector": q.attack_vector,
+                    "intent": res.intent,
+                    "gold_intent": q.intent,
+                    "passed": bool(o.passed),
+                    "stale": bool(o.stale),
+                    "ranked": ranked,
+                    "outcome": o.to_dict(),
                 }
                 if keep_outcome:
                     rec["_outcome"] = o
                 if keep_terms:
-                    rec["terms"] = [{k: round(v, 5) for k, v in r["terms"].items()} | {"state": r["state"], "stages": r["stages"]} for r in res.results]
+                    rec["terms"] = [
+                        {k: round(v, 5) for k, v in r["terms"].items()} | {"state": r["state"], "stages": r["stages"]}
+                        for r in res.results
+                    ]
                 out.append(rec)
         bank.close()
         return out
@@ -106,7 +135,12 @@ def run_persona(
 def git_revision() -> str | None:
     try:
         here = Path(__file__).resolve().parent
-        return subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True, timeout=5).stdout.strip() or None
+        return (
+            subprocess.run(
+                ["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True, timeout=5
+            ).stdout.strip()
+            or None
+        )
     except Exception:
         return None
 
@@ -138,7 +172,7 @@ def summarize(records: list[dict], system_names: Sequence[str], reference: str =
 
 def run_benchmark(
     suites: Sequence[Suite],
-    systems: str | Sequence[str] | None,
+    systems: str | Sequence[str | System] | None,
     embedder,
     *,
     gold_intent: bool = False,
@@ -159,7 +193,17 @@ def run_benchmark(
     records: list[dict] = []
     it = tqdm(suites, desc="personas", unit="persona", disable=not progress)
     for suite in it:
-        records.extend(run_persona(suite, syss, embedder, gold_intent=gold_intent, base_params=base_params, keep_terms=keep_terms, keep_outcome=True))
+        records.extend(
+            run_persona(
+                suite,
+                syss,
+                embedder,
+                gold_intent=gold_intent,
+                base_params=base_params,
+                keep_terms=keep_terms,
+                keep_outcome=True,
+            )
+        )
     summary = summarize(records, names)
     for r in records:
         r.pop("_outcome", None)

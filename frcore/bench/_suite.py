@@ -38,10 +38,11 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal, Mapping, Sequence
+from typing import Any, Literal, overload
 
 from .._ontology import CATEGORY_NAMES
 from .._time import parse_time
@@ -261,7 +262,17 @@ def _get(ctx: _Ctx, obj: Mapping[str, Any], item: str, fld: str) -> Any:
     return v
 
 
-def _str(ctx: _Ctx, obj: Mapping[str, Any], item: str, fld: str, *, nullable: bool = False, nonempty: bool = False) -> str | None:
+@overload
+def _str(
+    ctx: _Ctx, obj: Mapping[str, Any], item: str, fld: str, *, nullable: Literal[False] = False, nonempty: bool = False
+) -> str: ...
+@overload
+def _str(
+    ctx: _Ctx, obj: Mapping[str, Any], item: str, fld: str, *, nullable: bool, nonempty: bool = False
+) -> str | None: ...
+def _str(
+    ctx: _Ctx, obj: Mapping[str, Any], item: str, fld: str, *, nullable: bool = False, nonempty: bool = False
+) -> str | None:
     v = _get(ctx, obj, item, fld)
     if v is None and nullable:
         return None
@@ -310,6 +321,10 @@ def _list(ctx: _Ctx, obj: Mapping[str, Any], item: str, fld: str) -> list[Any]:
     return v
 
 
+@overload
+def _time(ctx: _Ctx, obj: Mapping[str, Any], item: str, fld: str, *, nullable: Literal[False] = False) -> datetime: ...
+@overload
+def _time(ctx: _Ctx, obj: Mapping[str, Any], item: str, fld: str, *, nullable: bool) -> datetime | None: ...
 def _time(ctx: _Ctx, obj: Mapping[str, Any], item: str, fld: str, *, nullable: bool = False) -> datetime | None:
     """The field as a naive UTC datetime, by frcore's one timestamp rule (:func:`frcore.parse_time`)."""
     v = _get(ctx, obj, item, fld)
@@ -338,11 +353,34 @@ def _extra(obj: Mapping[str, Any], known: Sequence[str]) -> dict[str, Any]:
 # --------------------------------------------------------------------------- parse one record
 
 _SESSION_KEYS = ("id", "date", "type", "topic")
-_FACT_KEYS = ("id", "text", "categories", "slot", "session", "said_at", "event_time", "confidence", "numeric", "role", "links", "source")
+_FACT_KEYS = (
+    "id",
+    "text",
+    "categories",
+    "slot",
+    "session",
+    "said_at",
+    "event_time",
+    "confidence",
+    "numeric",
+    "role",
+    "links",
+    "source",
+)
 _TURN_KEYS = ("id", "session", "said_at", "role", "text")
 _QUESTION_KEYS = (
-    "id", "text", "asked_at", "attack_vector", "relevant_categories", "correct_answer",
-    "wrong_answer_indicators", "intent", "support", "wrong", "notes", "conflict",
+    "id",
+    "text",
+    "asked_at",
+    "attack_vector",
+    "relevant_categories",
+    "correct_answer",
+    "wrong_answer_indicators",
+    "intent",
+    "support",
+    "wrong",
+    "notes",
+    "conflict",
 )
 _SUITE_KEYS = ("persona", "name", "asked_at", "sessions", "facts", "turns", "questions")
 
@@ -367,7 +405,9 @@ def _parse_categories(ctx: _Ctx, obj: Mapping[str, Any], item: str, fld: str) ->
     out: dict[str, float] = {}
     for name, w in cats.items():
         if name not in CATEGORY_NAMES:
-            raise ctx.err(item, f"{fld}.{name}", f"unknown category {name!r}; expected one of {', '.join(CATEGORY_NAMES)}")
+            raise ctx.err(
+                item, f"{fld}.{name}", f"unknown category {name!r}; expected one of {', '.join(CATEGORY_NAMES)}"
+            )
         if isinstance(w, bool) or not isinstance(w, (int, float)) or not math.isfinite(w):
             raise ctx.err(item, f"{fld}.{name}", f"expected a finite number, got {type(w).__name__} {w!r}")
         if not 0.0 <= w <= 1.0:
@@ -416,7 +456,21 @@ def _parse_fact(ctx: _Ctx, obj: Any, index: int) -> Fact:
         raise ctx.err(item, "role", f"unknown role {role!r}; expected one of {', '.join(FACT_ROLES)}")
     links = _parse_links(ctx, obj, item)
     source = _str(ctx, obj, item, "source")
-    return Fact(fid, text, cats, slot, session, said_at, event_time, confidence, numeric, role, links, source, _extra(obj, _FACT_KEYS))
+    return Fact(
+        fid,
+        text,
+        cats,
+        slot,
+        session,
+        said_at,
+        event_time,
+        confidence,
+        numeric,
+        role,
+        links,
+        source,
+        _extra(obj, _FACT_KEYS),
+    )
 
 
 def _parse_turn(ctx: _Ctx, obj: Any, index: int) -> Turn:
@@ -429,7 +483,7 @@ def _parse_turn(ctx: _Ctx, obj: Any, index: int) -> Turn:
     role = _str(ctx, obj, item, "role")
     if role not in TURN_ROLES:
         raise ctx.err(item, "role", f"unknown turn role {role!r}; expected one of {', '.join(TURN_ROLES)}")
-    text = _str(ctx, obj, item, "text")
+    text = _str(ctx, obj, item, "text", nonempty=True)
     return Turn(tid, session, said_at, role, text, _extra(obj, _TURN_KEYS))
 
 
@@ -442,11 +496,17 @@ def _parse_question(ctx: _Ctx, obj: Any, index: int) -> Question:
     asked_at = _time(ctx, obj, item, "asked_at")
     av = _str(ctx, obj, item, "attack_vector")
     if av not in ATTACK_VECTORS:
-        raise ctx.err(item, "attack_vector", f"unknown attack vector {av!r}; expected one of {', '.join(ATTACK_VECTORS)}")
+        raise ctx.err(
+            item, "attack_vector", f"unknown attack vector {av!r}; expected one of {', '.join(ATTACK_VECTORS)}"
+        )
     rel = _str_list(ctx, obj, item, "relevant_categories")
     for i, c in enumerate(rel):
         if c not in CATEGORY_NAMES:
-            raise ctx.err(item, f"relevant_categories[{i}]", f"unknown category {c!r}; expected one of {', '.join(CATEGORY_NAMES)}")
+            raise ctx.err(
+                item,
+                f"relevant_categories[{i}]",
+                f"unknown category {c!r}; expected one of {', '.join(CATEGORY_NAMES)}",
+            )
     correct = _str(ctx, obj, item, "correct_answer")
     indicators = _str_list(ctx, obj, item, "wrong_answer_indicators")
     intent = _str(ctx, obj, item, "intent")
@@ -467,7 +527,21 @@ def _parse_question(ctx: _Ctx, obj: Any, index: int) -> Question:
             raise ctx.err(item, f"wrong[{i}]", f"id {x!r} is also in support")
     notes = _str(ctx, obj, item, "notes")
     conflict = _bool(ctx, obj, item, "conflict")
-    return Question(qid, text, asked_at, av, rel, correct, indicators, intent, support, wrong, notes, conflict, _extra(obj, _QUESTION_KEYS))
+    return Question(
+        qid,
+        text,
+        asked_at,
+        av,
+        rel,
+        correct,
+        indicators,
+        intent,
+        support,
+        wrong,
+        notes,
+        conflict,
+        _extra(obj, _QUESTION_KEYS),
+    )
 
 
 # --------------------------------------------------------------------------- whole suite
@@ -522,16 +596,28 @@ def parse_suite(obj: dict, source: str = "<suite>") -> Suite:
     # Times: nothing said after asked_at.
     for s in sessions:
         if s.date > asked_at:
-            raise ctx.err(f"session {s.id!r}", "date", f"{_format_time(s.date)} is after the suite's asked_at {_format_time(asked_at)}")
+            raise ctx.err(
+                f"session {s.id!r}",
+                "date",
+                f"{_format_time(s.date)} is after the suite's asked_at {_format_time(asked_at)}",
+            )
     for kind, records in (("fact", facts), ("turn", turns)):
         for r in records:
             if r.said_at > asked_at:
-                raise ctx.err(f"{kind} {r.id!r}", "said_at", f"{_format_time(r.said_at)} is after the suite's asked_at {_format_time(asked_at)}")
+                raise ctx.err(
+                    f"{kind} {r.id!r}",
+                    "said_at",
+                    f"{_format_time(r.said_at)} is after the suite's asked_at {_format_time(asked_at)}",
+                )
             if r.session not in session_ids:
                 raise ctx.err(f"{kind} {r.id!r}", "session", f"unknown session {r.session!r}")
     for q in questions:
         if q.asked_at > asked_at:
-            raise ctx.err(f"question {q.id!r}", "asked_at", f"{_format_time(q.asked_at)} is after the suite's asked_at {_format_time(asked_at)}")
+            raise ctx.err(
+                f"question {q.id!r}",
+                "asked_at",
+                f"{_format_time(q.asked_at)} is after the suite's asked_at {_format_time(asked_at)}",
+            )
 
     # References.
     fact_ids = {f.id for f in facts}
@@ -546,9 +632,16 @@ def parse_suite(obj: dict, source: str = "<suite>") -> Suite:
         for fld in ("support", "wrong"):
             for i, x in enumerate(getattr(q, fld)):
                 if x not in said:
-                    raise ctx.err(f"question {q.id!r}", f"{fld}[{i}]", f"unknown id {x!r}: no fact or turn with that id")
+                    raise ctx.err(
+                        f"question {q.id!r}", f"{fld}[{i}]", f"unknown id {x!r}: no fact or turn with that id"
+                    )
                 if said[x] > q.asked_at:
-                    raise ctx.err(f"question {q.id!r}", f"{fld}[{i}]", f"item {x!r} is said at {_format_time(said[x])}, after the question's asked_at {_format_time(q.asked_at)}")
+                    raise ctx.err(
+                        f"question {q.id!r}",
+                        f"{fld}[{i}]",
+                        f"item {x!r} is said at {_format_time(said[x])}, after the question's asked_at "
+                        f"{_format_time(q.asked_at)}",
+                    )
 
     return Suite(persona, name, asked_at, sessions, facts, turns, questions, source, _extra(obj, _SUITE_KEYS))
 
@@ -622,7 +715,14 @@ def suite_to_dict(suite: Suite) -> dict:
             for f in suite.facts
         ],
         "turns": [
-            {"id": t.id, "session": t.session, "said_at": _format_time(t.said_at), "role": t.role, "text": t.text, **t.extra}
+            {
+                "id": t.id,
+                "session": t.session,
+                "said_at": _format_time(t.said_at),
+                "role": t.role,
+                "text": t.text,
+                **t.extra,
+            }
             for t in suite.turns
         ],
         "questions": [

@@ -19,8 +19,16 @@ def _run(args) -> int:
     pipeline = dict(parse_kv("--pipeline", x, strings=True) for x in args.pipeline)
     suites, label = load_suites_arg(args.suite, args.personas, args.seed)
     emb = make_embedder(args.embedder)
-    result = run_benchmark(suites, args.systems, emb, gold_intent=args.gold_intent, suite_label=label, keep_terms=not args.no_terms,
-                           base_params=base, pipeline_overrides=pipeline or None)
+    result = run_benchmark(
+        suites,
+        args.systems,
+        emb,
+        gold_intent=args.gold_intent,
+        suite_label=label,
+        keep_terms=not args.no_terms,
+        base_params=base,
+        pipeline_overrides=pipeline or None,
+    )
     if args.params:
         result["params_file"] = str(args.params)
     if args.json:
@@ -30,7 +38,11 @@ def _run(args) -> int:
     print(table)
     if args.markdown:
         Path(args.markdown).write_text(table + "\n")
-    print(f"\n{result['n_personas']} personas, {result['n_questions']} questions, {len(result['systems'])} systems in {result['seconds']} s", file=sys.stderr)
+    print(
+        f"\n{result['n_personas']} personas, {result['n_questions']} questions, {len(result['systems'])} systems in "
+        f"{result['seconds']} s",
+        file=sys.stderr,
+    )
     return 0
 
 
@@ -48,11 +60,19 @@ def register(subparsers) -> None:
     r = sub.add_parser("run", help="run systems on a suite (file, folder, or 'synthetic')")
     add_suite_arguments(r)
     r.add_argument("--systems", default="all", help="comma-separated system names, or 'all'")
-    r.add_argument("--gold-intent", action="store_true", help="use the suite's intent labels instead of inferring intent")
+    r.add_argument(
+        "--gold-intent", action="store_true", help="use the suite's intent labels instead of inferring intent"
+    )
     r.add_argument("--json", help="write the full result (with per-question records) here")
     r.add_argument("--markdown", help="also write the markdown table here")
     r.add_argument("--no-terms", action="store_true", help="omit per-result score terms from the records")
-    r.add_argument("--pipeline", action="append", default=[], metavar="KEY=VALUE", help="override a PipelineConfig field on every FR system, e.g. hybrid_weight=0.3 (repeatable)")
+    r.add_argument(
+        "--pipeline",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a PipelineConfig field on every FR system, e.g. hybrid_weight=0.3 (repeatable)",
+    )
     add_params_arguments(r)
     r.set_defaults(func=_run)
     rep = sub.add_parser("report", help="print the tables of a saved result")

@@ -38,9 +38,10 @@ import re
 import sys
 import tempfile
 import time
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -52,7 +53,13 @@ DEFAULT_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / 
 KS: tuple[int, ...] = (1, 5, 10, 20)
 #: QA categories: 1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop, 5 adversarial.
 CATEGORIES: tuple[str, ...] = ("1", "2", "3", "4", "5")
-CATEGORY_LABELS: dict[str, str] = {"1": "multi-hop", "2": "temporal", "3": "open-domain", "4": "single-hop", "5": "adversarial"}
+CATEGORY_LABELS: dict[str, str] = {
+    "1": "multi-hop",
+    "2": "temporal",
+    "3": "open-domain",
+    "4": "single-hop",
+    "5": "adversarial",
+}
 #: Categories pooled for the headline figures and the comparisons (5 is reported apart).
 POOLED: tuple[str, ...] = ("1", "2", "3", "4")
 #: Questions are asked this long after the last session's date (our choice: "just after").
@@ -162,7 +169,9 @@ def parse_session_date(text: Any, where: str = "date") -> _dt.datetime:
     try:
         return _dt.datetime.strptime(" ".join(text.split()), DATE_FORMAT)
     except ValueError:
-        raise LocomoError(f"{where}: cannot parse session date {text!r} (expected e.g. '1:56 pm on 8 May, 2023')") from None
+        raise LocomoError(
+            f"{where}: cannot parse session date {text!r} (expected e.g. '1:56 pm on 8 May, 2023')"
+        ) from None
 
 
 def turn_text(turn: Mapping[str, Any]) -> str:
@@ -262,7 +271,17 @@ def parse_conversation(obj: Any, index: int = 0) -> tuple[Conversation, list[dic
                 skipped.append({"sample_id": sample_id, "qa_index": j, "evidence": e, "reason": "no such turn"})
             elif e not in ev:
                 ev.append(e)
-        qa.append(QAItem(j, question, str(cat), _answer(q.get("answer")), _answer(q.get("adversarial_answer")), tuple(ev), tuple(map(str, raw_ev))))
+        qa.append(
+            QAItem(
+                j,
+                question,
+                str(cat),
+                _answer(q.get("answer")),
+                _answer(q.get("adversarial_answer")),
+                tuple(ev),
+                tuple(map(str, raw_ev)),
+            )
+        )
     return Conversation(sample_id, speaker_a, speaker_b, tuple(sessions), tuple(qa)), skipped
 
 
@@ -276,11 +295,14 @@ def parse_locomo(obj: Any, source: str = "", conversations: int | None = None) -
         if conversations < 1:
             raise LocomoError(f"conversations: expected a positive count, got {conversations}")
         obj = obj[:conversations]
-    convs, skipped, ids = [], [], {}
+    convs, skipped = [], []
+    ids: dict[str, int] = {}
     for i, c in enumerate(obj):
         conv, sk = parse_conversation(c, i)
         if conv.sample_id in ids:
-            raise LocomoError(f"conversations[{i}]: duplicate sample_id {conv.sample_id!r} (first at index {ids[conv.sample_id]})")
+            raise LocomoError(
+                f"conversations[{i}]: duplicate sample_id {conv.sample_id!r} (first at index {ids[conv.sample_id]})"
+            )
         ids[conv.sample_id] = i
         convs.append(conv)
         skipped.extend(sk)
@@ -368,7 +390,9 @@ def question_scores(ranked: Sequence[str], evidence: Sequence[str], ks: Sequence
     return out
 
 
-def summarize_locomo(records: Sequence[Mapping[str, Any]], system_names: Sequence[str], reference: str = "fr-full", n_boot: int = 10000) -> dict[str, Any]:
+def summarize_locomo(
+    records: Sequence[Mapping[str, Any]], system_names: Sequence[str], reference: str = "fr-full", n_boot: int = 10000
+) -> dict[str, Any]:
     """Per-system tables and paired comparisons from per-question records.
 
     A record is ``{"system", "sample_id", "qa_index", "category", "scores": question_scores(...)}``
@@ -403,7 +427,8 @@ def summarize_locomo(records: Sequence[Mapping[str, Any]], system_names: Sequenc
             "all_evidence@k": {str(k): {c: mean(by_cat[c], f"all_evidence@{k}") for c in CATEGORIES} for k in KS},
             "all_evidence@10": {c: mean(by_cat[c], "all_evidence@10") for c in CATEGORIES},
             "n": {c: len(by_cat[c]) for c in CATEGORIES},
-            "pooled_1_4": {m: mean(pooled, m) for k in KS for m in (f"recall@{k}", f"all_evidence@{k}")} | {"n": len(pooled)},
+            "pooled_1_4": {m: mean(pooled, m) for k in KS for m in (f"recall@{k}", f"all_evidence@{k}")}
+            | {"n": len(pooled)},
         }
     comparisons: dict[str, Any] = {}
     if reference in by_sys:
@@ -415,7 +440,9 @@ def summarize_locomo(records: Sequence[Mapping[str, Any]], system_names: Sequenc
             if not keys:
                 continue
             comparisons[name] = {
-                m: paired_bootstrap_mean([ref[k]["scores"][m] for k in keys], [by_sys[name][k]["scores"][m] for k in keys], n_boot=n_boot)
+                m: paired_bootstrap_mean(
+                    [ref[k]["scores"][m] for k in keys], [by_sys[name][k]["scores"][m] for k in keys], n_boot=n_boot
+                )
                 for m in ("recall@10", "all_evidence@10")
             }
     return {"systems": systems, "comparisons": comparisons, "reference": reference}
@@ -439,14 +466,27 @@ def turn_records(conv: Conversation, router, embedder) -> list[dict[str, Any]]:
     vecs = np.asarray(embedder.embed(texts)) if texts else np.zeros((0, 0))
     return [
         {
-            "id": f"{conv.sample_id}:{t.dia_id}", "text": text, "categories": router.categorize(text, vecs[i]),
-            "said_at": _iso(t.said_at), "session": t.session, "kind": "turn", "speaker": t.speaker,
+            "id": f"{conv.sample_id}:{t.dia_id}",
+            "text": text,
+            "categories": router.categorize(text, vecs[i]),
+            "said_at": _iso(t.said_at),
+            "session": t.session,
+            "kind": "turn",
+            "speaker": t.speaker,
         }
         for i, (t, text) in enumerate(zip(conv.turns, texts))
     ]
 
 
-def run_conversation(conv: Conversation, systems: Sequence[Any], embedder, *, base_params=None, k: int = max(KS), workdir: str | None = None) -> list[dict[str, Any]]:
+def run_conversation(
+    conv: Conversation,
+    systems: Sequence[Any],
+    embedder,
+    *,
+    base_params=None,
+    k: int = max(KS),
+    workdir: str | None = None,
+) -> list[dict[str, Any]]:
     """Ingest one conversation as a bank and ask every question under every system.
 
     Returns one record per (question with evidence, system): ``{"system", "sample_id",
@@ -469,13 +509,23 @@ def run_conversation(conv: Conversation, systems: Sequence[Any], embedder, *, ba
             params = {s.name: s.params(base_params) for s in systems}
             out = []
             for qi, q in enumerate(questions):
+                assert q_vecs is not None  # embedded above whenever there are questions
                 for s in systems:
-                    res = bank.query(q.question, at=at, k=k, config=s.pipeline, params=params[s.name], query_vec=q_vecs[qi])
-                    ranked = [i[len(prefix):] if i.startswith(prefix) else i for i in res.ids]
-                    out.append({
-                        "system": s.name, "sample_id": conv.sample_id, "qa_index": q.index, "category": q.category,
-                        "evidence": list(q.evidence), "ranked": ranked, "scores": question_scores(ranked, q.evidence),
-                    })
+                    res = bank.query(
+                        q.question, at=at, k=k, config=s.pipeline, params=params[s.name], query_vec=q_vecs[qi]
+                    )
+                    ranked = [i[len(prefix) :] if i.startswith(prefix) else i for i in res.ids]
+                    out.append(
+                        {
+                            "system": s.name,
+                            "sample_id": conv.sample_id,
+                            "qa_index": q.index,
+                            "category": q.category,
+                            "evidence": list(q.evidence),
+                            "ranked": ranked,
+                            "scores": question_scores(ranked, q.evidence),
+                        }
+                    )
             return out
         finally:
             bank.close()
@@ -483,7 +533,17 @@ def run_conversation(conv: Conversation, systems: Sequence[Any], embedder, *, ba
         tmp.cleanup()
 
 
-def run_locomo(data: LocomoData, systems: str | Sequence[str] | None, embedder, *, base_params=None, progress: bool = True, n_boot: int = 10000, keep_questions: bool = False, pipeline_overrides: dict | None = None) -> dict[str, Any]:
+def run_locomo(
+    data: LocomoData,
+    systems: str | Sequence[str] | None,
+    embedder,
+    *,
+    base_params=None,
+    progress: bool = True,
+    n_boot: int = 10000,
+    keep_questions: bool = False,
+    pipeline_overrides: dict | None = None,
+) -> dict[str, Any]:
     """Every system on every conversation → the ``fr bench locomo`` result dict."""
     from tqdm import tqdm
 
@@ -496,13 +556,24 @@ def run_locomo(data: LocomoData, systems: str | Sequence[str] | None, embedder, 
     records: list[dict[str, Any]] = []
     for conv in tqdm(data.conversations, desc="conversations", unit="conv", disable=not progress):
         records.extend(run_conversation(conv, syss, embedder, base_params=base_params))
-    no_evidence = [{"sample_id": c.sample_id, "qa_index": q.index, "category": q.category} for c in data.conversations for q in c.qa if not q.evidence]
+    no_evidence = [
+        {"sample_id": c.sample_id, "qa_index": q.index, "category": q.category}
+        for c in data.conversations
+        for q in c.qa
+        if not q.evidence
+    ]
     result: dict[str, Any] = {
         "benchmark": "locomo",
         "data": data.source,
         "counts": data.counts(),
         "embedder": getattr(embedder, "name", str(embedder)),
-        "config": {"ks": list(KS), "query_delay_hours": QUERY_DELAY.total_seconds() / 3600, "pooled_categories": list(POOLED), "n_boot": n_boot, "category_labels": CATEGORY_LABELS},
+        "config": {
+            "ks": list(KS),
+            "query_delay_hours": QUERY_DELAY.total_seconds() / 3600,
+            "pooled_categories": list(POOLED),
+            "n_boot": n_boot,
+            "category_labels": CATEGORY_LABELS,
+        },
         "git_revision": git_revision(),
         **summarize_locomo(records, names, n_boot=n_boot),
         "skipped_evidence": {"count": len(data.skipped_evidence), "items": list(data.skipped_evidence)},
@@ -531,26 +602,49 @@ def markdown_locomo(result: Mapping[str, Any]) -> str:
     cats = list(CATEGORIES)
     n_row = next(iter(systems.values())).get("n", {})
     head = [f"cat {c} {CATEGORY_LABELS[c]} (n={n_row.get(c, '?')})" for c in cats]
-    lines = [f"LoCoMo evidence retrieval, embedder `{result.get('embedder', '?')}`: recall@k and all_evidence@10 in % (cat 5 adversarial is reported apart; 1–4 pooled).", ""]
+    lines = [
+        f"LoCoMo evidence retrieval, embedder `{result.get('embedder', '?')}`: recall@k and all_evidence@10 in % (cat "
+        "5 adversarial is reported apart; 1–4 pooled).",
+        "",
+    ]
     lines.append("| system | k | " + " | ".join(head) + " | pooled 1–4 |")
     lines.append("|---|---:|" + "---:|" * (len(cats) + 1))
     for name, s in systems.items():
         for k in KS:
             row = s["recall@k"][str(k)]
             pooled = s.get("pooled_1_4", {}).get(f"recall@{k}")
-            lines.append(f"| {name} | recall@{k} | " + " | ".join(_pct(row.get(c)) for c in cats) + f" | {_pct(pooled)} |")
+            lines.append(
+                f"| {name} | recall@{k} | " + " | ".join(_pct(row.get(c)) for c in cats) + f" | {_pct(pooled)} |"
+            )
         row = s["all_evidence@10"]
-        lines.append(f"| {name} | all@10 | " + " | ".join(_pct(row.get(c)) for c in cats) + f" | {_pct(s.get('pooled_1_4', {}).get('all_evidence@10'))} |")
+        lines.append(
+            f"| {name} | all@10 | "
+            + " | ".join(_pct(row.get(c)) for c in cats)
+            + f" | {_pct(s.get('pooled_1_4', {}).get('all_evidence@10'))} |"
+        )
     comps = result.get("comparisons") or {}
     if comps:
         ref = result.get("reference", "fr-full")
-        lines += ["", f"Paired bootstrap, {ref} − system on categories 1–4 (points, 95% CI):", "", "| system | Δ recall@10 | CI | Δ all_evidence@10 | CI |", "|---|---:|---:|---:|---:|"]
+        lines += [
+            "",
+            f"Paired bootstrap, {ref} − system on categories 1–4 (points, 95% CI):",
+            "",
+            "| system | Δ recall@10 | CI | Δ all_evidence@10 | CI |",
+            "|---|---:|---:|---:|---:|",
+        ]
         for name, c in comps.items():
             r, a = c["recall@10"], c["all_evidence@10"]
-            lines.append(f"| {name} | {100 * r['diff']:+.1f} | [{100 * r['ci_low']:+.1f}, {100 * r['ci_high']:+.1f}] | {100 * a['diff']:+.1f} | [{100 * a['ci_low']:+.1f}, {100 * a['ci_high']:+.1f}] |")
+            lines.append(
+                f"| {name} | {100 * r['diff']:+.1f} | [{100 * r['ci_low']:+.1f}, {100 * r['ci_high']:+.1f}] | "
+                f"{100 * a['diff']:+.1f} | [{100 * a['ci_low']:+.1f}, {100 * a['ci_high']:+.1f}] |"
+            )
     sk = result.get("skipped_evidence") or {}
     if sk:
-        lines += ["", f"Skipped evidence ids: {sk.get('count', 0)}; questions without evidence (excluded): {result.get('n_no_evidence', 0)}."]
+        lines += [
+            "",
+            f"Skipped evidence ids: {sk.get('count', 0)}; questions without evidence (excluded): "
+            f"{result.get('n_no_evidence', 0)}.",
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -564,7 +658,15 @@ def _cli(args) -> int:
     overrides = dict(parse_kv("--pipeline", x, strings=True) for x in args.pipeline) or None
     data = load_locomo(args.data, args.conversations)
     emb = make_embedder(args.embedder)
-    result = run_locomo(data, args.systems, emb, base_params=base, n_boot=args.n_boot, keep_questions=args.questions, pipeline_overrides=overrides)
+    result = run_locomo(
+        data,
+        args.systems,
+        emb,
+        base_params=base,
+        n_boot=args.n_boot,
+        keep_questions=args.questions,
+        pipeline_overrides=overrides,
+    )
     if base is not None:
         result["param_overrides"] = param_changes(base)
     if args.params:
@@ -577,7 +679,11 @@ def _cli(args) -> int:
         Path(args.markdown).parent.mkdir(parents=True, exist_ok=True)
         Path(args.markdown).write_text(table)
     c = result["counts"]
-    print(f"\n{c['conversations']} conversations, {c['qa']} questions, {len(result['systems'])} systems in {result['seconds']} s", file=sys.stderr)
+    print(
+        f"\n{c['conversations']} conversations, {c['qa']} questions, {len(result['systems'])} systems in "
+        f"{result['seconds']} s",
+        file=sys.stderr,
+    )
     return 0
 
 
@@ -585,12 +691,22 @@ def register_locomo(sub) -> None:
     """Add ``fr bench locomo`` to the ``fr bench`` sub-parsers."""
     p = sub.add_parser("locomo", help="LoCoMo evidence retrieval (recall@k per QA category)")
     p.add_argument("--data", default=None, help=f"path of locomo10.json (default {DEFAULT_DATA})")
-    p.add_argument("--systems", default="fr-full,flat-cosine,bm25,uniform-decay", help="comma-separated system names (default: fr-full,flat-cosine,bm25,uniform-decay)")
+    p.add_argument(
+        "--systems",
+        default="fr-full,flat-cosine,bm25,uniform-decay",
+        help="comma-separated system names (default: fr-full,flat-cosine,bm25,uniform-decay)",
+    )
     p.add_argument("--embedder", default="minilm", help="minilm (default, cached) or hash")
     p.add_argument("--conversations", type=int, default=None, help="only the first N conversations")
     p.add_argument("--n-boot", type=int, default=10000, help="bootstrap resamples (default 10000)")
     p.add_argument("--questions", action="store_true", help="keep the per-question records in the JSON")
-    p.add_argument("--pipeline", action="append", default=[], metavar="KEY=VALUE", help="override a PipelineConfig field on every FR system (repeatable)")
+    p.add_argument(
+        "--pipeline",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a PipelineConfig field on every FR system (repeatable)",
+    )
     add_params_arguments(p)
     p.add_argument("--json", required=True, help="write the result here")
     p.add_argument("--markdown", help="also write the markdown table here")

@@ -14,15 +14,14 @@ if not jax.config.read("jax_enable_x64"):
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/helpers.py, tests/strategies.py
 
-import jax.numpy as jnp  # noqa: E402
-import numpy as np  # noqa: E402
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+import jax.numpy as jnp
+import numpy as np
+from helpers import assert_allclose, ref_params, to_numpy
+from hypothesis import given, settings, strategies as st
+from strategies import CONFIGS, candidate_arrays, params, queries
 
-import frcore as fr  # noqa: E402
-from frcore.reference import REFERENCE  # noqa: E402
-from helpers import assert_allclose, ref_params, to_numpy  # noqa: E402
-from strategies import CONFIGS, candidate_arrays, params, queries  # noqa: E402
+import frcore as fr
+from frcore.reference import REFERENCE
 
 EXAMPLES = int(os.environ.get("FRCORE_X64_EXAMPLES", "40"))
 
@@ -32,8 +31,12 @@ def as64(p: fr.LifecycleParams) -> fr.LifecycleParams:
 
 
 @settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None)
-@given(config_id=st.sampled_from(sorted(CONFIGS)), p=st.one_of(st.just(fr.default_params()), params()), q=queries(),
-       raw=candidate_arrays(1, 16))
+@given(
+    config_id=st.sampled_from(sorted(CONFIGS)),
+    p=st.one_of(st.just(fr.default_params()), params()),
+    q=queries(),
+    raw=candidate_arrays(1, 16),
+)
 def check_score_candidates_float64(config_id, p, q, raw):
     config = CONFIGS[config_id]
     p64 = as64(p)

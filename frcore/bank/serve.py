@@ -1,0 +1,730 @@
+"""``fr serve``: FR-Bank as a Model Context Protocol server (stdio, or streamable HTTP with ``--http``).
+
+An agent reaches one bank through seven tools with typed input and output schemas —
+``remember`` (facts, or raw conversation turns that the router categorises), ``recall``,
+``forget`` (retract with a reason), ``erase``, ``explain``, ``history`` (every fact of one slot)
+and ``stats`` — and the resource ``frbank://stats``. A refused call comes back as an MCP tool
+error (``isError``) whose text names the field, in the bank's own words
+(``at: not a date 'YYYY-MM-DD' or ISO datetime: 'soon'``, ``retract: edge_id 'x9': no such
+edge``). See docs/serve.md.
+
+The ``mcp`` SDK is imported only when the server is built (:func:`build_server`): importing
+:mod:`frcore.bank` never imports it.
+"""
+
+import datetime as _dt
+import hashlib
+import sys
+import threading
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
+
+from .._params_io import add_params_arguments, params_from_args
+
+#: URI of the stats resource
+STATS_URI = "frbank://stats"
+#: where ``--http`` listens when only a port is given
+DEFAULT_HTTP_HOST = "127.0.0.1"
+#: the path of the streamable-HTTP endpoint
+HTTP_PATH = "/mcp"
+
+INSTRUCTIONS = (
+    "FR-Bank is a lifecycle-aware long-term memory. Store what the user tells you with `remember` "
+    "(extracted facts with categories and a slot, or raw turns), retrieve with `recall` (as of a valid "
+    "time `at`; `intent` historical or change_history also returns superseded values), retract a fact "
+    "the user takes back with `forget`, remove one physically with `erase`, and list every value a slot "
+    "ever had with `history`. Results carry their lifecycle state (active, contested, superseded, "
+    "expired, retracted) and the score terms behind their rank."
+)
+
+
+def parse_http_address(value: str) -> tuple[str, int]:
+    """``[HOST:]PORT`` → (host, port); host defaults to :data:`DEFAULT_HTTP_HOST`, ``[::1]:8000``
+    names an IPv6 host. ``ValueError`` naming ``--http`` otherwise."""
+    text = str(value).strip()
+    host, sep, port = text.rpartition(":")
+    if not sep:
+        host, port = "", text
+    host = host.strip()
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    if sep and not host:
+        raise ValueError(f"--http {value!r}: empty host; expected [HOST:]PORT, e.g. 8000 or 127.0.0.1:8000")
+    try:
+        n = int(port)
+    except ValueError:
+        raise ValueError(f"--http {value!r}: port {port!r} is not a number; expected [HOST:]PORT, e.g. 8000") from None
+    if not 0 <= n <= 65535:
+        raise ValueError(f"--http {value!r}: port {n} outside 0..65535")
+    return host or DEFAULT_HTTP_HOST, n
+
+
+def max_k() -> int:
+    """The most results one recall can return with the default pipeline: its distilled candidates
+    (or every candidate of the three stages without distillation)."""
+    from ._bank import result_limit
+    from ._pipeline import PipelineConfig
+
+    limit = result_limit(PipelineConfig())
+    assert limit is not None  # the default ranker is the lifecycle ranker
+    return limit
+
+
+def turn_id(text: str, speaker: str | None, at: str) -> str:
+    """The id of a turn given without one: ``turn-`` and 16 hex digits of the SHA-256 of (said_at,
+    speaker, text), so remembering the same turn twice stores it once."""
+    digest = hashlib.sha256("\x1f".join((at, speaker or "", text)).encode("utf-8", "surrogatepass")).hexdigest()
+    return f"turn-{digest[:16]}"
+
+
+class Memory:
+    """The operations of the server on one :class:`~frcore.bank.Bank`, as plain dicts (the tools'
+    structured output). Calls are serialised: one operation touches the bank at a time."""
+
+    def __init__(self, bank, path: str | None = None) -> None:
+        self.bank = bank
+        self.path = path
+        self._lock = threading.Lock()
+
+    # ------------------------------------------------------------------ writes
+    def remember(
+        self, facts: Sequence[Mapping[str, Any]] = (), turns: Sequence[Mapping[str, Any]] = ()
+    ) -> dict[str, Any]:
+        """Store ``facts`` (the FR-Bank fact format) and ``turns`` (``text``, ``speaker``, ``at``,
+        optional ``id`` / ``session``) in one all-or-nothing batch; each turn's categories come
+        from the bank's router."""
+        from ._bank import parse_time
+        from ._facts import parse_fact
+
+        facts, turns = list(facts or ()), list(turns or ())
+        if not facts and not turns:
+            raise ValueError("facts: nothing to remember; give at least one fact or turn")
+        records = [dict(f) for f in facts]
+        where = [f"facts[{i}]" for i in range(len(facts))]
+        now = _dt.datetime.now(_dt.timezone.utc).replace(tzinfo=None, microsecond=0)
+        with self._lock:
+            bank = self.bank
+            turn_rows: list[dict[str, Any]] = []
+            for j, t in enumerate(turns):
+                label = f"turns[{j}]"
+                text = t.get("text")
+                speaker = t.get("speaker", "user")
+                at_t = parse_time(t.get("at"), f"{label}: field 'at'") or now
+                said_at = at_t.isoformat()
+                rec: dict[str, Any] = {
+                    "id": t.get("id") or (turn_id(text, speaker, said_at) if isinstance(text, str) else None),
+                    "kind": "turn",
+                    "text": text,
+                    "said_at": said_at,
+                    "speaker": speaker,
+                    "session": t.get("session"),
+                }
+                parse_fact(rec, label)  # the bank's own checks (text, speaker, session) before categorising
+                normalized = bank.normalize(text)
+                rec["categories"] = bank.router.categorize(normalized, bank.embedder.embed([normalized])[0])
+                turn_rows.append({"id": rec["id"], "categories": rec["categories"]})
+                records.append(rec)
+                where.append(label)
+            added = bank.add(records, where=where)
+            quarantined = [{"id": q} if isinstance(q, str) else dict(q) for q in getattr(added, "quarantined", ())]
+        return {
+            "added": list(added),
+            "unchanged": list(getattr(added, "unchanged", [])),
+            "quarantined": list(quarantined),
+            "turns": turn_rows,
+        }
+
+    def forget(self, edge_id: str, reason: str, at: str | None = None) -> dict[str, Any]:
+        """Retract ``edge_id`` with ``reason``: masked from ``at`` on (default now), kept for audit."""
+        from ._bank import parse_time
+
+        eff = parse_time(at, "at")
+        if not isinstance(reason, str) or not reason.strip():
+            raise ValueError("reason: empty; say why the fact is retracted")
+        with self._lock:
+            now = _dt.datetime.now(_dt.timezone.utc).replace(tzinfo=None)
+            self.bank.retract(edge_id, at=eff if eff is not None else now, reason=reason)
+        return {
+            "edge_id": edge_id,
+            "retracted": True,
+            "effective_at": (eff if eff is not None else now).isoformat(),
+            "reason": reason,
+        }
+
+    def erase(self, edge_id: str, reason: str | None = None) -> dict[str, Any]:
+        """Erase ``edge_id`` physically; the audit record (salted hash of the id) and the purge state."""
+        with self._lock:
+            rec = dict(self.bank.erase(edge_id, reason=reason))
+        return {
+            "edge_id": edge_id,
+            "id_hash": rec.get("id_hash"),
+            "erased_at": str(rec.get("erased_at")),
+            "reason": rec.get("reason"),
+            "purged": bool(rec.get("purged")),
+            "note": str(rec.get("note", "")),
+        }
+
+    # ------------------------------------------------------------------ reads
+    def _query(self, text: str, at, known_at, intent, k: int, categories, explain: bool):
+        limit = max_k()
+        if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= limit:
+            raise ValueError(
+                f"k: {k!r} out of range; expected an integer from 1 to {limit} (the pipeline ranks its "
+                f"{limit} distilled candidates)"
+            )
+        with self._lock:
+            return self.bank.query(
+                text,
+                at=at,
+                k=k,
+                intent=intent,
+                known_at=known_at,
+                categories=list(categories) if categories else None,
+                explain=explain,
+            )
+
+    @staticmethod
+    def _result(r: Mapping[str, Any], lines: bool = False) -> dict[str, Any]:
+        out = {
+            "id": r["id"],
+            "text": r["text"],
+            "state": r["state"],
+            "score": float(r["score"]),
+            "terms": {k: float(v) for k, v in r["terms"].items()},
+            "stages": list(r.get("stages", ())),
+            "why": r.get("explanation"),
+        }
+        if lines and r.get("explanation") is not None:
+            from .cli import explanation_lines
+
+            out["lines"] = explanation_lines(r["explanation"])
+        return out
+
+    def recall(
+        self,
+        text: str,
+        at: str | None = None,
+        known_at: str | None = None,
+        intent: str | None = None,
+        k: int = 10,
+        categories: Sequence[str] | None = None,
+    ) -> dict[str, Any]:
+        """The top ``k`` edges for ``text`` as of ``at`` / ``known_at``, each with its lifecycle
+        state, score, score terms and the explanation of its score (``why``)."""
+        res = self._query(text, at, known_at, intent, k, categories, explain=True)
+        return {
+            "query": res.query,
+            "at": res.at.isoformat(),
+            "intent": res.intent,
+            "intent_rule": res.intent_rule,
+            "routing": dict(res.categories),
+            "n_candidates": int(res.n_candidates),
+            "results": [self._result(r) for r in res.results],
+        }
+
+    def explain(
+        self,
+        text: str,
+        at: str | None = None,
+        known_at: str | None = None,
+        intent: str | None = None,
+        k: int = 10,
+        categories: Sequence[str] | None = None,
+    ) -> dict[str, Any]:
+        """:meth:`recall` with the whole explanation: the scored candidate set, the size after
+        distillation, and each result's explanation also as text lines."""
+        res = self._query(text, at, known_at, intent, k, categories, explain=True)
+        return {
+            "query": res.query,
+            "at": res.at.isoformat(),
+            "intent": res.intent,
+            "intent_rule": res.intent_rule,
+            "routing": dict(res.categories),
+            "n_candidates": int(res.n_candidates),
+            "n_distilled": int(res.n_distilled),
+            "candidate_ids": list(res.candidate_ids),
+            "results": [self._result(r, lines=True) for r in res.results],
+        }
+
+    def _export(self, known_at: _dt.datetime | None) -> tuple[list[dict], list[dict], dict]:
+        """Edges and transitions recorded by ``known_at`` (every one without it), the export
+        document, and the ids held in quarantine (``held``; a released fact is not held)."""
+        with self._lock:
+            doc = self.bank.export()
+            listing = getattr(self.bank, "quarantine", None)
+            held = {q["id"] for q in listing()} if callable(listing) else None
+        edges, trs = doc["edges"], doc["transitions"]
+        if held is None:
+            held = {e["id"] for e in edges if e.get("quarantined")}
+        doc["held"] = held
+        if known_at is not None:
+            edges = [e for e in edges if _time(e["recorded_at"], "recorded_at") <= known_at]
+            trs = [t for t in trs if _time(t["recorded_at"], "recorded_at") <= known_at]
+        return edges, trs, doc
+
+    @staticmethod
+    def _states(edges: list[dict], transitions: list[dict], at: _dt.datetime, held: set[str]) -> dict[str, str]:
+        """Lifecycle state of every edge as of ``at`` (``quarantined`` for an edge ``held`` in
+        quarantine, which takes no part in lifecycle derivation; edges said after ``at`` are left out)."""
+        from .._types import STATE_NAMES
+        from ._facts import parse_fact
+        from ._lifecycle import derive_states
+
+        live = [e for e in edges if e["id"] not in held]
+        records = [parse_fact(e, f"edge {e['id']!r}") for e in live]
+        states: Any = derive_states(records, at, transitions) if records else ()
+        out = {e["id"]: STATE_NAMES[int(s)] for e, s in zip(live, states) if int(s) >= 0}
+        out.update({e["id"]: "quarantined" for e in edges if e["id"] in held and _said(e) <= at})
+        return out
+
+    def history(self, slot: str, at: str | None = None, known_at: str | None = None) -> dict[str, Any]:
+        """Every fact stored under ``slot``, in the order it was said (``said_at``; ties in the order
+        stored), with its lifecycle state as of ``at`` (default now) and ``known_at``."""
+        from ._bank import parse_time
+
+        if not isinstance(slot, str) or not slot.strip():
+            raise ValueError("slot: empty; name the slot key whose history you want")
+        at_t = parse_time(at, "at") or _dt.datetime.now(_dt.timezone.utc).replace(tzinfo=None, microsecond=0)
+        known_t = parse_time(known_at, "known_at")
+        edges, trs, doc = self._export(known_t)
+        mine = [(i, e) for i, e in enumerate(edges) if e.get("slot") == slot]
+        if not mine:
+            raise ValueError(f"slot: no fact is stored under slot {slot!r}")
+        states = self._states(edges, trs, at_t, doc["held"])
+        mine.sort(key=lambda ie: (_said(ie[1]), ie[0]))
+        facts = [
+            {
+                "id": e["id"],
+                "text": e["text"],
+                "said_at": e["said_at"],
+                "event_time": e.get("event_time"),
+                "recorded_at": e.get("recorded_at"),
+                "confidence": float(e.get("confidence", 1.0)),
+                "state": states.get(e["id"], "not_yet_said"),
+                "links": {k: list(v) for k, v in (e.get("links") or {}).items()},
+                "retractions": [
+                    {"effective_at": _time(t["effective_at"], "effective_at").isoformat(), "reason": t.get("reason")}
+                    for t in trs
+                    if t["edge_id"] == e["id"] and t["kind"] == "retract"
+                ],
+            }
+            for _, e in mine
+        ]
+        return {
+            "slot": slot,
+            "at": at_t.isoformat(),
+            "known_at": None if known_t is None else known_t.isoformat(),
+            "facts": facts,
+        }
+
+    def stats(self) -> dict[str, Any]:
+        """What the bank holds: facts and turns, slots, lifecycle states now, quarantined edges,
+        erasures, the embedder and the schema version."""
+        edges, trs, doc = self._export(None)
+        now = _dt.datetime.now(_dt.timezone.utc).replace(tzinfo=None)
+        counts: dict[str, int] = {}
+        for s in self._states(edges, trs, now, doc["held"]).values():
+            counts[s] = counts.get(s, 0) + 1
+        emb = self.bank.embedder
+        return {
+            "bank": self.path,
+            "facts": sum(1 for e in edges if e.get("kind", "fact") == "fact"),
+            "turns": sum(1 for e in edges if e.get("kind") == "turn"),
+            "slots": len({e["slot"] for e in edges if e.get("slot")}),
+            "states": counts,
+            "quarantined": len(doc["held"]),
+            "retractions": sum(1 for t in trs if t["kind"] == "retract"),
+            "erasures": len(doc.get("audit", [])),
+            "embedder": {"name": str(emb.name), "dim": int(emb.dim)},
+            "owner": self.bank.owner,
+            "schema_version": int(doc["schema_version"]),
+            "version": int(doc["version"]),
+        }
+
+
+def _time(value: Any, field: str) -> _dt.datetime:
+    """A stored (so never empty) time as a naive-UTC datetime."""
+    from ._bank import parse_time
+
+    t = parse_time(value, field)
+    if t is None:
+        raise ValueError(f"{field}: missing")
+    return t
+
+
+def _said(edge: Mapping[str, Any]) -> _dt.datetime:
+    return _time(edge["said_at"], "said_at")
+
+
+# ----------------------------------------------------------------------------- the MCP server
+
+
+def build_server(memory: Memory, log_level: str = "WARNING"):
+    """The :class:`mcp.server.mcpserver.MCPServer` exposing ``memory`` (imports the SDK); the
+    server logs to stderr at ``log_level``."""
+    import sqlite3
+    from typing import Annotated, Literal
+
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
+    from mcp.types import ToolAnnotations
+    from pydantic import BaseModel, ConfigDict, Field
+
+    from .._ontology import CATEGORY_NAMES
+    from .._types import INTENT_NAMES
+
+    limit = max_k()
+    Time = str | None
+
+    class Fact(BaseModel):
+        """One fact in the FR-Bank fact format (docs/formats.md#facts-fr-bank); other keys are ignored."""
+
+        model_config = ConfigDict(extra="ignore")
+        id: str = Field(description="unique edge id")
+        text: str = Field(description="the fact")
+        categories: dict[str, float] | None = Field(
+            None,
+            description="soft category weights {CATEGORY: weight} summing to 1; categories: "
+            + ", ".join(CATEGORY_NAMES),
+        )
+        said_at: str = Field(description="when it was said: YYYY-MM-DD or ISO-8601 datetime")
+        event_time: Time = Field(None, description="time of the event it is about (a trip, a deadline)")
+        slot: str | None = Field(None, description="slot key: facts sharing a slot are values of one attribute")
+        confidence: float | None = Field(
+            None, description="extractor confidence in [0, 1] (default 1); below 0.7 an update is a soft supersession"
+        )
+        numeric: bool | None = Field(None, description="carries a number, amount or date (default: detected)")
+        links: dict[str, str | list[str]] | None = Field(
+            None, description="typed links {kind: id or [ids]}, kinds supersedes, retracts, contradicts, tentative_for"
+        )
+        session: int | None = Field(None, description="conversation session number")
+        kind: Literal["fact", "turn"] | None = Field(None, description='"fact" (default) or "turn"')
+        speaker: str | None = Field(None, description="who said it")
+
+    class Turn(BaseModel):
+        """A raw conversation turn; the bank's router gives it its categories."""
+
+        model_config = ConfigDict(extra="ignore")
+        text: str = Field(description="the message")
+        speaker: str | None = Field("user", description="who said it (default user)")
+        at: Time = Field(None, description="when it was said (default now)")
+        id: str | None = Field(None, description="edge id (default: derived from at, speaker and text)")
+        session: int | None = Field(None, description="conversation session number")
+
+    class TurnStored(BaseModel):
+        id: str
+        categories: dict[str, float] = Field(description="the categories the router gave the turn")
+
+    class Quarantined(BaseModel):
+        model_config = ConfigDict(extra="ignore")
+        id: str
+        field: str | None = Field(None, description="the field whose text reads as an instruction")
+        rule: str | None = Field(None, description="the detector's rule that fired")
+        slot: str | None = Field(None, description="the slot the fact would update")
+
+    class Remembered(BaseModel):
+        added: list[str] = Field(description="ids stored by this call")
+        unchanged: list[str] = Field(description="ids already stored with identical content (skipped)")
+        quarantined: list[Quarantined] = Field(
+            description="facts stored in quarantine (text that reads as an instruction to a model): kept, never "
+            "retrieved until released"
+        )
+        turns: list[TurnStored]
+
+    class Hit(BaseModel):
+        id: str
+        text: str
+        state: str = Field(description="lifecycle state as of at: active, contested, superseded, expired, retracted")
+        score: float
+        terms: dict[str, float] = Field(description="every named score term")
+        stages: list[str] = Field(description="retrieval stages that found it (cosine, bm25, forced)")
+        why: dict[str, Any] | None = Field(
+            None,
+            description="the explanation of the score: sigma and its sources, activation, blend, and the "
+            "additive summands whose sum is total",
+        )
+
+    class ExplainedHit(Hit):
+        lines: list[str] = Field(default_factory=list, description="the explanation as text")
+
+    class Understood(BaseModel):
+        query: str
+        at: str = Field(description="the valid time of the query")
+        intent: str
+        intent_rule: str = Field(description="the rule that decided the intent (given, default, or a rule name)")
+        routing: dict[str, float] = Field(description="category routing weights")
+        n_candidates: int
+
+    class Recalled(Understood):
+        results: list[Hit]
+
+    class Explained(Understood):
+        n_distilled: int
+        candidate_ids: list[str] = Field(description="the scored candidate set")
+        results: list[ExplainedHit]
+
+    class Forgotten(BaseModel):
+        edge_id: str
+        retracted: bool
+        effective_at: str
+        reason: str
+
+    class Erased(BaseModel):
+        edge_id: str
+        id_hash: str | None = Field(None, description="salted SHA-256 of the id kept in the audit record")
+        erased_at: str
+        reason: str | None = None
+        purged: bool = Field(description="true when no erased byte remains in the database files")
+        note: str
+
+    class Retraction(BaseModel):
+        effective_at: str
+        reason: str | None = None
+
+    class SlotFact(BaseModel):
+        id: str
+        text: str
+        said_at: str
+        event_time: str | None = None
+        recorded_at: str | None = None
+        confidence: float
+        state: str = Field(description="lifecycle state as of at (quarantined, or not_yet_said when said after at)")
+        links: dict[str, list[str]]
+        retractions: list[Retraction]
+
+    class History(BaseModel):
+        slot: str
+        at: str
+        known_at: str | None = None
+        facts: list[SlotFact]
+
+    class Embedder(BaseModel):
+        name: str
+        dim: int
+
+    class Stats(BaseModel):
+        bank: str | None = None
+        facts: int
+        turns: int
+        slots: int
+        states: dict[str, int] = Field(description="edges per lifecycle state now")
+        quarantined: int
+        retractions: int
+        erasures: int
+        embedder: Embedder
+        owner: str | None = None
+        schema_version: int
+        version: int
+
+    At = Annotated[Time, Field(description="valid time of the query: YYYY-MM-DD or ISO-8601 (default now)")]
+    KnownAt = Annotated[Time, Field(description="transaction-time cut: only what the bank had recorded by then")]
+    Intent = Annotated[
+        str | None,
+        Field(
+            description="override the inferred intent: " + ", ".join(INTENT_NAMES) + " (historical and change_history "
+            "also return superseded values)",
+            json_schema_extra={"enum": [*INTENT_NAMES, None]},
+        ),
+    ]
+    K = Annotated[
+        int, Field(description=f"number of results, 1 to {limit}", json_schema_extra={"minimum": 1, "maximum": limit})
+    ]
+    Cats = Annotated[list[str] | None, Field(description="override routing: category names")]
+
+    def call(fn, *args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except (ValueError, FileNotFoundError) as e:  # FactError, StoreError, TimeParseError, ParamsError
+            raise ToolError(str(e)) from e
+        except sqlite3.Error as e:
+            raise ToolError(f"bank: SQLite: {e}") from e
+
+    server = MCPServer("fr-bank", instructions=INSTRUCTIONS, log_level=cast(Any, log_level))
+    read_only = ToolAnnotations(
+        read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+    )
+
+    @server.tool(
+        annotations=ToolAnnotations(
+            read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+        )
+    )
+    def remember(
+        facts: Annotated[list[Fact] | None, Field(description="extracted facts (docs/formats.md)")] = None,
+        turns: Annotated[list[Turn] | None, Field(description="raw turns, categorised by the router")] = None,
+    ) -> Remembered:
+        """Store facts (id, text, categories, said_at, slot, …) and raw conversation turns (text, speaker, at) in
+        one all-or-nothing batch. A turn's categories come from the bank's router. Remembering identical items
+        again is a no-op."""
+        return Remembered(
+            **call(
+                memory.remember,
+                [f.model_dump(exclude_unset=True) for f in facts or ()],
+                [t.model_dump(exclude_unset=True) for t in turns or ()],
+            )
+        )
+
+    @server.tool(annotations=read_only)
+    def recall(
+        text: Annotated[str, Field(description="what to recall, in natural language")],
+        at: At = None,
+        known_at: KnownAt = None,
+        intent: Intent = None,
+        k: K = 10,
+        categories: Cats = None,
+    ) -> Recalled:
+        """Retrieve the memories that answer `text` as of `at`, ranked by the lifecycle score, each with its
+        lifecycle state, score, score terms and why (the explanation of its score)."""
+        return Recalled(
+            **call(memory.recall, text, at=at, known_at=known_at, intent=intent, k=k, categories=categories)
+        )
+
+    @server.tool(annotations=read_only)
+    def explain(
+        text: Annotated[str, Field(description="the query")],
+        at: At = None,
+        known_at: KnownAt = None,
+        intent: Intent = None,
+        k: K = 10,
+        categories: Cats = None,
+    ) -> Explained:
+        """One query's full explanation: query understanding (intent and its rule, routing), the scored
+        candidate set, and for each result every score term, the sigma sources, activation and blend."""
+        return Explained(
+            **call(memory.explain, text, at=at, known_at=known_at, intent=intent, k=k, categories=categories)
+        )
+
+    @server.tool(
+        annotations=ToolAnnotations(
+            read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
+        )
+    )
+    def forget(
+        edge_id: Annotated[str, Field(description="the id of the fact to retract")],
+        reason: Annotated[str, Field(description="why it is retracted (kept for audit)")],
+        at: Annotated[Time, Field(description="effective valid time (default now)")] = None,
+    ) -> Forgotten:
+        """Retract a fact: from `at` on it is masked from recall (state retracted), and it stays stored for audit
+        and history."""
+        return Forgotten(**call(memory.forget, edge_id, reason, at=at))
+
+    @server.tool(
+        annotations=ToolAnnotations(
+            read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False
+        )
+    )
+    def erase(
+        edge_id: Annotated[str, Field(description="the id of the fact to erase")],
+        reason: Annotated[str | None, Field(description="why (kept in the audit record)")] = None,
+    ) -> Erased:
+        """Erase a fact physically (text, vector, the id everywhere); an audit record with a salted hash of the id
+        remains. Reports whether the purge of the database files finished."""
+        return Erased(**call(memory.erase, edge_id, reason=reason))
+
+    @server.tool(annotations=read_only)
+    def history(
+        slot: Annotated[str, Field(description="the slot key")], at: At = None, known_at: KnownAt = None
+    ) -> History:
+        """Every fact stored under one slot, in the order it was said, with its lifecycle state as of `at` and
+        its retractions: how one attribute changed over time."""
+        return History(**call(memory.history, slot, at=at, known_at=known_at))
+
+    @server.tool(annotations=read_only)
+    def stats() -> Stats:
+        """What the bank holds (the resource frbank://stats): facts, turns, slots, lifecycle states now,
+        quarantined edges, retractions, erasures, embedder and schema version."""
+        return Stats(**call(memory.stats))
+
+    @server.resource(
+        STATS_URI, name="stats", description="FR-Bank statistics (as the stats tool)", mime_type="application/json"
+    )
+    def stats_resource() -> str:
+        return Stats(**call(memory.stats)).model_dump_json()
+
+    return server
+
+
+# ----------------------------------------------------------------------------- the command
+
+
+def _serve(args) -> int:
+    from ._bank import Bank
+
+    params = params_from_args(args)  # a bad file or override fails before the bank opens
+    address = parse_http_address(args.http) if args.http else None
+    kwargs: dict[str, Any] = {"params": params, "owner": args.owner}
+    if args.embedder:
+        kwargs["embedder"] = args.embedder
+    try:
+        import mcp  # noqa: F401
+    except ImportError as e:
+        raise ValueError(f"the MCP SDK is not installed ({e}); `make setup` installs it") from None
+    bank = Bank.open(args.bank, **kwargs)
+    try:
+        import logging
+
+        server = build_server(Memory(bank, str(args.bank)), log_level=args.log_level)
+        logging.getLogger("bm25s").setLevel(max(logging.WARNING, logging.getLevelName(args.log_level)))
+        if address is None:
+            server.run("stdio")
+        else:
+            host, port = address
+            print(
+                f"fr serve: {args.bank} on http://{host}:{port}{HTTP_PATH} (streamable HTTP)",
+                file=sys.stderr,
+                flush=True,
+            )
+            server.run("streamable-http", host=host, port=port, streamable_http_path=HTTP_PATH)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        bank.close()
+    return 0
+
+
+def run(args) -> int:
+    """``fr serve``; a bank that cannot be opened is one line naming it (exit status 2)."""
+    from ._store import StoreError
+
+    try:
+        return _serve(args)
+    except StoreError as e:  # the bank's own message names the file
+        msg = str(e)
+        raise ValueError(msg if str(args.bank) in msg else f"--bank {args.bank}: {msg}") from None
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "serve",
+        help="serve an FR-Bank to agents over the Model Context Protocol (stdio, or streamable HTTP)",
+        description="Serve one FR-Bank as an MCP server: tools remember, recall, forget, erase, explain, history, "
+        f"stats and the resource {STATS_URI}. Speaks MCP over stdin/stdout unless --http is given. "
+        "See docs/serve.md.",
+    )
+    p.add_argument("--bank", required=True, metavar="PATH", help="the bank file (SQLite; created empty if missing)")
+    p.add_argument(
+        "--embedder",
+        default=None,
+        help="hash or minilm (default: the embedder the bank records; a new bank records MiniLM); another "
+        "than the bank's own is refused",
+    )
+    p.add_argument(
+        "--owner",
+        default=None,
+        help="the name of the user whose memory this is (replaced by 'the user' before embedding)",
+    )
+    p.add_argument(
+        "--http",
+        metavar="[HOST:]PORT",
+        default=None,
+        help=f"serve streamable HTTP at http://HOST:PORT{HTTP_PATH} instead of stdio "
+        f"(host default {DEFAULT_HTTP_HOST})",
+    )
+    p.add_argument(
+        "--log-level",
+        default="WARNING",
+        choices=("DEBUG", "INFO", "WARNING", "ERROR"),
+        help="what the server logs to stderr (default WARNING; INFO also logs every refused call)",
+    )
+    add_params_arguments(p)
+    p.set_defaults(func=run)
