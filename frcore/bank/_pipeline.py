@@ -27,6 +27,14 @@ Our choices where the paper is silent (documented, not the paper's):
 - Ages on the three clocks: absolute = hours from said-at to the query time; inter-session = hours
   from said-at to the latest said-at in the bank (time inside the conversation's own timeline,
   idle time after the last session excluded); conversational = number of items said after it.
+
+Rules beyond the paper (off by default; the system ``fr-plus`` turns them on, docs/fr-plus.md):
+``turn_age`` ages unextracted turns as the bank's oldest typed fact and ``turn_share`` gives them
+the smallest similarity share 1 − α a typed fact can have, ``floor_reference`` reads
+the semantic floor's threshold relative to the query's best σ, ``stable_activation_floor`` keeps
+the activation of a typed fact in a category that does not expire at an event at or above F_c.
+They change what the kernel is given (ages, σ of turns, the floor threshold), never the score's
+formula.
 """
 
 from __future__ import annotations
@@ -41,14 +49,17 @@ import numpy as np
 from .. import _types as T
 from .._params import LifecycleParams
 from .._packed import N_FEATURES, ROW_START, pack_candidates, pack_params, pack_query, score_top_k_rows, unpack_candidates_host, unpack_query_host
-from .._ontology import N_CATEGORIES
-from .._scoring import ScoreTerms, admitted as _admitted
+from .._ontology import N_CATEGORIES, as_arrays
+from .._scoring import ScoreTerms, admitted as _admitted, effective_age, effective_rate
 from .._types import N_STATES, ScoreConfig, State
 from .._validate import WEIGHT_SUM_TOL, bucket_size, make_candidates, make_query
 
 STAGES = ("cosine", "bm25", "forced")
 RANKERS = ("lifecycle", "cosine", "bm25")
 SIGMA_SCALES = ("raw", "max")
+TURN_AGES = ("said", "oldest_fact")
+TURN_SHARES = ("own", "least")
+FLOOR_REFERENCES = ("absolute", "query_max")
 
 
 @dataclass(frozen=True)
@@ -73,6 +84,21 @@ class PipelineConfig:
         it is when that maximum is not positive). ``max`` puts σ on the scale the paper's
         thresholds assume (floor σ ≥ 0.95, numeric rescue σ ≥ 0.85) by a per-query rule with
         nothing fitted; for diagnosis of the σ scale.
+      turn_age: ages of an unextracted turn (``kind: "turn"``): ``said`` (from its said-at, as
+        every item) or ``oldest_fact`` (on each clock, the largest age of a typed fact in the
+        bank, so a turn has no recency advantage over a typed fact; nothing changes in a bank
+        without typed facts).
+      turn_share: similarity share of an unextracted turn: ``own`` (1 − α of its router-assigned
+        primary category, as every item) or ``least`` (the σ handed to the score is scaled by
+        (1 − max_c α_c) / (1 − α_p), so its blend at activation 0 is (1 − max_c α_c)·σ, the
+        smallest share any typed fact has; nothing changes in a bank without typed facts or
+        under ``global_alpha``).
+      floor_reference: the semantic floor's condition σ ≥ θ_F: ``absolute`` (the paper's) or
+        ``query_max`` (σ ≥ θ_F · σ_max, σ_max the largest σ among the query's distilled
+        candidates; the paper's threshold when σ_max is not positive).
+      stable_activation_floor: a typed fact whose primary category does not expire at its event
+        time and has a semantic floor F_c > 0 keeps activation ≥ F_c (its effective age capped
+        at −ln F_c / λ_eff; the anticipatory kernel is unchanged).
       k: results returned.
     """
 
@@ -88,6 +114,10 @@ class PipelineConfig:
     untyped_expiry: bool = False
     propagation: float = 1.0
     sigma_scale: str = "raw"
+    turn_age: str = "said"
+    turn_share: str = "own"
+    floor_reference: str = "absolute"
+    stable_activation_floor: bool = False
     k: int = 10
 
     def __post_init__(self) -> None:
@@ -99,6 +129,21 @@ class PipelineConfig:
             raise ValueError(f"PipelineConfig.propagation: {self.propagation} outside [0, 1]")
         if self.sigma_scale not in SIGMA_SCALES:
             raise ValueError(f"PipelineConfig.sigma_scale: unknown scale {self.sigma_scale!r}; expected one of {SIGMA_SCALES}")
+        if self.turn_age not in TURN_AGES:
+            raise ValueError(f"PipelineConfig.turn_age: unknown rule {self.turn_age!r}; expected one of {TURN_AGES}")
+        if self.turn_share not in TURN_SHARES:
+            raise ValueError(
+                f"PipelineConfig.turn_share: unknown rule {self.turn_share!r}; expected one of {TURN_SHARES}"
+            )
+        if self.floor_reference not in FLOOR_REFERENCES:
+            raise ValueError(
+                f"PipelineConfig.floor_reference: unknown reference {self.floor_reference!r}; "
+                f"expected one of {FLOOR_REFERENCES}"
+            )
+        if not isinstance(self.stable_activation_floor, bool):
+            raise ValueError(
+                f"PipelineConfig.stable_activation_floor: expected a bool, got {self.stable_activation_floor!r}"
+            )
         for name in ("n_cosine", "n_bm25", "n_forced", "n_distill", "k"):
             if getattr(self, name) < 0:
                 raise ValueError(f"PipelineConfig.{name}: must be ≥ 0")
@@ -245,6 +290,7 @@ class Prepared:
         at_h: float,
         related: tuple[np.ndarray, np.ndarray] | None = None,
         primary_rows: np.ndarray | None = None,
+        kinds: Sequence | None = None,
     ) -> None:
         self.at_h = at_h
         self.weights = weights
@@ -264,6 +310,19 @@ class Prepared:
         self._kernel_table: np.ndarray | bool | None = None
         self._admitted: dict[tuple, np.ndarray] = {}  # admitted mask per (variant, intent, switches)
         self._states_valid: dict[tuple, bool] = {}  # state indices in range, per variant
+        if kinds is not None and len(kinds) != self.n:
+            raise ValueError(f"Prepared.kinds: expected {self.n} entries (one per row), got {len(kinds)}")
+        #: (n,) bool: the row is an unextracted turn (``kind == "turn"``) / a typed fact (``"fact"``);
+        #: both all False without kinds (no row is known to be either: the fr-plus rules that
+        #: tell them apart change nothing)
+        self.turn = np.zeros(self.n, dtype=bool)
+        self.typed = np.zeros(self.n, dtype=bool)
+        if kinds is not None:
+            self.turn = np.array([k == "turn" for k in kinds], dtype=bool)
+            self.typed = np.array([k == "fact" for k in kinds], dtype=bool)
+        self._rule_ages: dict[tuple, tuple] = {}  # ages under the rules, per (rules, decay, params id): (params, ages)
+        self._rule_tables: dict[tuple, tuple] = {}  # kernel table for those ages: (params, table or False)
+        self._turn_share: dict[int, tuple] = {}  # factor of turn_share="least", per params id: (params, factor)
 
     @property
     def ages(self) -> np.ndarray:
@@ -315,7 +374,74 @@ class Prepared:
             ok = self._admitted[key] = admitted(state, self.numeric, self.hours_to_event, intent, config)
         return ok
 
-    def kernel_table(self) -> np.ndarray | None:
+    def rule_ages(self, config: PipelineConfig, params: LifecycleParams) -> tuple[tuple | None, np.ndarray]:
+        """(key, (n, 3) ages) under the pipeline's age rules (``turn_age``,
+        ``stable_activation_floor``); key None and :attr:`ages` when neither is on. Cached per
+        rule set, decay mode and parameter set (the activation floor depends on the rates, clocks
+        and floors)."""
+        if (config.turn_age, config.stable_activation_floor) == ("said", False):
+            return None, self.ages
+        key = (config.turn_age, config.stable_activation_floor, config.score.decay, id(params))
+        got = self._rule_ages.get(key)
+        if got is not None and got[0] is params:
+            return key, got[1]
+        ages = np.array(self.ages, dtype=np.float64)
+        typed = self.typed
+        if config.turn_age == "oldest_fact":
+            facts = typed & self.eligible
+            if facts.any() and self.turn.any():
+                ages[self.turn] = ages[facts].max(axis=0)
+        if config.stable_activation_floor and typed.any():
+            ages = activation_floor_ages(ages, self.weights, typed, params, config.score)
+        self._rule_ages[key] = (params, ages)
+        return key, ages
+
+    def turn_share_factor(self, params: LifecycleParams, config: ScoreConfig) -> np.ndarray | None:
+        """(n,) factor of σ under ``turn_share="least"``: (1 − max_c α_c) / (1 − α_p) for a turn
+        (α_p of its primary category), 1 for a typed fact; None when it changes nothing (no turn,
+        no eligible typed fact, or one α for every category under ``global_alpha``)."""
+        if config.global_alpha:
+            return None
+        facts = self.typed & self.eligible
+        if not (self.turn.any() and facts.any()):
+            return None
+        got = self._turn_share.get(id(params))
+        if got is not None and got[0] is params:
+            return got[1]
+        alpha = np.asarray(params.alpha, dtype=np.float64)
+        primary = self._primary
+        if primary is None:
+            primary = np.argmax(np.asarray(self.weights, dtype=np.float64), axis=1)
+        own = 1.0 - alpha[primary]
+        least = 1.0 - float(alpha.max())
+        factor = np.ones(self.n)
+        share = self.turn & (own > 0)
+        factor[share] = least / own[share]
+        self._turn_share[id(params)] = (params, factor)
+        return factor
+
+    def rule_ages_of(self, ages_key: tuple) -> np.ndarray:
+        """The ages :meth:`rule_ages` cached under ``ages_key``."""
+        return self._rule_ages[ages_key][1]
+
+    def kernel_table(self, ages_key: tuple | None = None, params: LifecycleParams | None = None) -> np.ndarray | None:
+        """:meth:`_kernel_table_own` with the ages of :meth:`rule_ages` (``ages_key`` from it, with the
+        same ``params``); ``ages_key`` None: the snapshot's own ages."""
+        if ages_key is None:
+            return self._kernel_table_own()
+        got = self._rule_tables.get(ages_key)
+        if got is None or got[0] is not params:
+            base = self._kernel_table_own()
+            table: np.ndarray | bool = False
+            if base is not None:
+                ages = self._rule_ages[ages_key][1]
+                if bool(np.isfinite(ages).all()) and bool((ages >= 0).all()):
+                    table = base.copy()
+                    table[:, _COL["ages"] : _COL["ages"] + 3] = ages
+            got = self._rule_tables[ages_key] = (params, table)
+        return got[1] if got[1] is not False else None
+
+    def _kernel_table_own(self) -> np.ndarray | None:
         """Every row's kernel inputs as an (n, F) float32 table in the packed layout of
         :func:`frcore.pack_candidates` (weights, ages, has_event, hours to event with NaN → 0,
         confidence, numeric; sim and state are the query's, filled per call; valid = 1), or None
@@ -350,6 +476,40 @@ class Prepared:
         return self._kernel_table if self._kernel_table is not False else None
 
 
+#: categories whose items end at an event (the ontology's ``expires at event``)
+_EXPIRES = np.asarray(as_arrays().expires_at_event, dtype=bool)
+
+
+def activation_floor_ages(
+    ages: np.ndarray, weights: np.ndarray, typed: np.ndarray, params: LifecycleParams, config: ScoreConfig
+) -> np.ndarray:
+    """Ages under ``stable_activation_floor``: for a ``typed`` row whose primary category c (the
+    kernel's: argmax weight, first on ties) does not expire at its event time and has F_c > 0,
+    the three clock ages scaled by one factor so that age_eff ≤ −ln F_c / λ_eff, hence
+    exp(−λ_eff · age_eff) ≥ F_c. λ_eff and age_eff are the kernel's own functions
+    (:func:`frcore.effective_rate`, :func:`frcore.effective_age`) under ``config.decay``; other
+    rows are returned unchanged."""
+    ages = np.array(ages, dtype=np.float64)
+    w = np.asarray(weights, dtype=np.float64)
+    if ages.shape[0] == 0:
+        return ages
+    floors = np.asarray(params.floors, dtype=np.float64)
+    stable = ~_EXPIRES & (floors > 0)
+    primary = np.argmax(w, axis=1)
+    a_min = np.where(np.asarray(typed, bool) & stable[primary], floors[primary], 0.0)
+    rows = np.flatnonzero(a_min > 0)
+    if rows.size == 0:
+        return ages
+    rate = np.asarray(effective_rate(params, w[rows], config), dtype=np.float64)
+    age = np.asarray(effective_age(params, w[rows], ages[rows].T), dtype=np.float64)
+    cap = -np.log(np.minimum(a_min[rows], 1.0)) / rate  # a_min = 1: age 0
+    over = age > cap
+    factor = np.ones(rows.size)
+    factor[over] = cap[over] / age[over]
+    ages[rows] *= factor[:, None]
+    return ages
+
+
 def _state_ok(st: np.ndarray) -> bool:
     return np.issubdtype(st.dtype, np.integer) and bool(((st >= 0) & (st < N_STATES)).all())
 
@@ -362,21 +522,26 @@ _PAD_ROW = pack_candidates(make_candidates(
 ))[:, 0]
 
 
-def kernel_inputs(prep: Prepared, cand: np.ndarray, sim: np.ndarray, state: np.ndarray, intent: int, routing: np.ndarray, states_valid: bool = False):
+def kernel_inputs(
+    prep: Prepared, cand: np.ndarray, sim: np.ndarray, state: np.ndarray, intent: int, routing: np.ndarray,
+    states_valid: bool = False, ages_key: tuple | None = None, params: LifecycleParams | None = None,
+):
     """(candidates (F, bucket), query (1 + C,)) as float32 host arrays in the packed layout,
     equal to ``pack_candidates(make_candidates(..., pad_to=bucket_size(k)))`` and
     ``pack_query(make_query(...))`` for these rows. The per-row checks were done once per
     snapshot (:meth:`Prepared.kernel_table`), so only the query's own values are checked here;
     anything that would not pass goes through make_candidates / make_query, which raise as before.
     ``states_valid``: every entry of ``state`` is known to be a valid state index (checked once
-    per snapshot variant by :meth:`Prepared.states_valid`)."""
+    per snapshot variant by :meth:`Prepared.states_valid`). ``ages_key`` (with its ``params``):
+    the ages of :meth:`Prepared.rule_ages` instead of the snapshot's own."""
     k = cand.size
-    table = prep.kernel_table()
+    table = prep.kernel_table(ages_key, params)
+    ages = prep.ages if ages_key is None else prep.rule_ages_of(ages_key)
     st = state[cand]
     m = bucket_size(k)
     if table is None or not bool(np.isfinite(sim).all()) or not (states_valid or _state_ok(st)):
         cmat = pack_candidates(make_candidates(
-            sim=np.clip(sim, 0.0, 1.0), weights=prep.weights[cand], ages=prep.ages[cand], state=st,
+            sim=np.clip(sim, 0.0, 1.0), weights=prep.weights[cand], ages=ages[cand], state=st,
             hours_to_event=prep.hours_to_event[cand], confidence=prep.confidence[cand], numeric=prep.numeric[cand],
             pad_to=m, device=False,
         ))
@@ -401,6 +566,22 @@ def scale_sigma_max(sig: np.ndarray) -> np.ndarray:
     the maximum is not positive (no candidate matches: σ stays 0, never NaN)."""
     top = sig.max() if sig.size else 0.0
     return sig / top if top > 0 else sig
+
+
+_HOST_PACKED: list = [None, None, 0]  # (params object, its packed host vector, offset of floor_sim_threshold)
+
+
+def relative_floor_params(params: LifecycleParams, sigma_max: float) -> np.ndarray:
+    """The packed parameter vector with the floor's threshold θ_F replaced by θ_F · σ_max
+    (``floor_reference="query_max"``); θ_F unchanged when σ_max is not positive."""
+    if _HOST_PACKED[0] is not params:
+        names = type(params)._fields
+        offset = sum(int(np.size(getattr(params, f))) for f in names[: names.index("floor_sim_threshold")])
+        _HOST_PACKED[:] = [params, pack_params(params), offset]
+    vec = _HOST_PACKED[1].copy()
+    if sigma_max > 0:
+        vec[_HOST_PACKED[2]] = np.float32(vec[_HOST_PACKED[2]] * np.float32(sigma_max))
+    return vec
 
 
 def _top(vals: np.ndarray, idx: np.ndarray | None, count: int) -> np.ndarray:
@@ -554,8 +735,23 @@ def retrieve(
     k = cand.size
     if config.sigma_scale == "max":
         sig = scale_sigma_max(sig)
-    cmat, qvec = kernel_inputs(prep, cand, sig, state, intent_i, routing, prep.states_valid(config.untyped_expiry, config.overwrite))
-    top = np.asarray(score_top_k_rows(_packed_params(params), qvec, cmat, config.k, config.score))
+    ages_key = rule_ages_params = None
+    if config.turn_age != "said" or config.stable_activation_floor:
+        ages_key, _ = prep.rule_ages(config, params)
+        rule_ages_params = params
+    sig_kernel = sig
+    if config.turn_share == "least":
+        factor = prep.turn_share_factor(params, config.score)
+        if factor is not None:
+            sig_kernel = sig * factor[cand]
+    cmat, qvec = kernel_inputs(
+        prep, cand, sig_kernel, state, intent_i, routing, prep.states_valid(config.untyped_expiry, config.overwrite),
+        ages_key, rule_ages_params,
+    )
+    pvec = _packed_params(params)
+    if config.floor_reference == "query_max":
+        pvec = relative_floor_params(params, float(sig.max()) if sig.size else 0.0)
+    top = np.asarray(score_top_k_rows(pvec, qvec, cmat, config.k, config.score))
     # one row per ranked position: [value, candidate index, *terms] (float32 → Python float, exact)
     ranked = [r for r in top.T.tolist() if math.isfinite(r[0]) and r[1] < k]
     rows = cand[[int(r[1]) for r in ranked]]

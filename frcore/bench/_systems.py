@@ -5,7 +5,8 @@ transform — never a copy of the pipeline. Baselines: ``flat-cosine``, ``bm25``
 ``uniform-decay`` (recency-weighted uniform decay as in MemoryBank), ``overwrite`` (an overwrite
 store that deletes on update, as Mem0's UPDATE/DELETE). Ablations of FR are named ``fr-<mode>``.
 Diagnostic variants (:data:`DIAGNOSTIC_SYSTEMS`, e.g. ``fr-sigma-max``) resolve by name but are
-not in the default table (``all``).
+not in the default table (``all``). ``fr-plus`` (FR-full plus three pipeline rules, docs/fr-plus.md)
+and its ablations ``fr-plus-no-<rule>`` (:data:`PLUS_SYSTEMS`) are in it.
 """
 
 from __future__ import annotations
@@ -101,6 +102,20 @@ def _systems() -> dict[str, System]:
         "untyped three-primitive arm: supersession + expiry + retraction masks only (no ontology, routing, decay or blending)",
         _untyped_params,
     )
+    # fr-plus: FR-full plus the rules of docs/fr-plus.md, and fr-plus without each rule.
+    plus = dict(turn_age="oldest_fact", floor_reference="query_max", stable_activation_floor=True)
+    add(
+        "fr-plus",
+        PipelineConfig(**plus),
+        "FR-full + turns aged as the oldest typed fact, semantic floor relative to the query's best σ, "
+        "activation floor F_c for categories that do not expire",
+    )
+    for rule, field_name, off, what in (
+        ("turn-age", "turn_age", "said", "turns aged from their own said-at"),
+        ("relative-floor", "floor_reference", "absolute", "the paper's absolute floor threshold σ ≥ 0.95"),
+        ("activation-floor", "stable_activation_floor", False, "no activation floor for stable categories"),
+    ):
+        add(f"fr-plus-no-{rule}", PipelineConfig(**{**plus, field_name: off}), f"fr-plus with {what}")
     # Diagnostic variants (by name only; not in DEFAULT_SYSTEMS).
     add("fr-sigma-max", PipelineConfig(sigma_scale="max"), "FR-full with σ max-normalised per query (diagnosis of the σ scale)")
     return S
@@ -110,8 +125,13 @@ SYSTEMS: dict[str, System] = _systems()
 BASELINES = ("flat-cosine", "bm25", "uniform-decay", "overwrite")
 #: variants for diagnosis: resolvable by name, not part of the default table
 DIAGNOSTIC_SYSTEMS = ("fr-sigma-max",)
-ABLATION_SYSTEMS = tuple(n for n in SYSTEMS if n.startswith("fr-") and n != "fr-full" and n not in DIAGNOSTIC_SYSTEMS)
-DEFAULT_SYSTEMS = ("fr-full",) + BASELINES + ABLATION_SYSTEMS
+#: fr-plus and its ablations (one rule off each)
+PLUS_SYSTEMS = ("fr-plus", "fr-plus-no-turn-age", "fr-plus-no-relative-floor", "fr-plus-no-activation-floor")
+ABLATION_SYSTEMS = tuple(
+    n for n in SYSTEMS
+    if n.startswith("fr-") and n != "fr-full" and n not in DIAGNOSTIC_SYSTEMS and n not in PLUS_SYSTEMS
+)
+DEFAULT_SYSTEMS = ("fr-full",) + BASELINES + ABLATION_SYSTEMS + PLUS_SYSTEMS
 
 
 def collapsed_system(k: int, groups: Sequence[Sequence[str]]) -> System:
