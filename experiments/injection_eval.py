@@ -74,8 +74,13 @@ def evaluate(items: list[dict]) -> dict:
         if d is not None:
             fired[d.family] += 1
     return {
-        "n": len(items), "attacks": len(attacks), "benign": len(benign),
-        "tp": tp, "fn": len(attacks) - tp, "fp": fp, "tn": len(benign) - fp,
+        "n": len(items),
+        "attacks": len(attacks),
+        "benign": len(benign),
+        "tp": tp,
+        "fn": len(attacks) - tp,
+        "fp": fp,
+        "tn": len(benign) - fp,
         "precision": rate(tp, tp + fp),
         "recall": rate(tp, len(attacks)),
         "benign_fpr": rate(fp, len(benign)),
@@ -94,8 +99,17 @@ def errors(items: list[dict]) -> list[dict]:
     for i in items:
         d = detect(i["text"])
         if (d is not None) != (i["label"] == "attack"):
-            out.append({"id": i["id"], "label": i["label"], "family": i["family"], "obfuscation": i["obfuscation"],
-                        "rule": None if d is None else d.label, "match": None if d is None else d.match, "text": i["text"]})
+            out.append(
+                {
+                    "id": i["id"],
+                    "label": i["label"],
+                    "family": i["family"],
+                    "obfuscation": i["obfuscation"],
+                    "rule": None if d is None else d.label,
+                    "match": None if d is None else d.match,
+                    "text": i["text"],
+                }
+            )
     return out
 
 
@@ -112,11 +126,19 @@ def benign_corpus(path: Path) -> dict:
                 counts[kind][1] += 1
                 if d is not None:
                     counts[kind][0] += 1
-                    flagged.append({"id": item["id"], "kind": kind, "rule": d.label, "match": d.match, "text": item["text"]})
+                    flagged.append(
+                        {"id": item["id"], "kind": kind, "rule": d.label, "match": d.match, "text": item["text"]}
+                    )
     k = counts["facts"][0] + counts["turns"][0]
     n = counts["facts"][1] + counts["turns"][1]
-    return {"path": str(path), "files": len(files), "fpr": rate(k, n), "fpr_facts": rate(*counts["facts"]),
-            "fpr_turns": rate(*counts["turns"]), "flagged": flagged}
+    return {
+        "path": str(path),
+        "files": len(files),
+        "fpr": rate(k, n),
+        "fpr_facts": rate(*counts["facts"]),
+        "fpr_turns": rate(*counts["turns"]),
+        "flagged": flagged,
+    }
 
 
 def _pct(r: dict) -> str:
@@ -128,19 +150,27 @@ def _pct(r: dict) -> str:
 
 
 def report(split: str, res: dict, extra: dict | None) -> str:
-    lines = [f"prompt-injection detector on the {split} split of {SET.relative_to(ROOT)} "
-             f"({res['attacks']} attacks, {res['benign']} benign)",
-             f"  precision   {_pct(res['precision'])}",
-             f"  recall      {_pct(res['recall'])}   target ≥ {100 * TARGETS['recall_min']:.0f}%",
-             f"  benign FPR  {_pct(res['benign_fpr'])}   target ≤ {100 * TARGETS['benign_fpr_max']:.0f}%",
-             f"  {res['microseconds_per_text']:.0f} µs per text"]
-    for title, key in (("recall by attack family", "recall_by_family"), ("recall by obfuscation", "recall_by_obfuscation"),
-                       ("benign FPR by kind", "benign_fpr_by_family"), ("benign FPR by obfuscation", "benign_fpr_by_obfuscation")):
+    lines = [
+        f"prompt-injection detector on the {split} split of {SET.relative_to(ROOT)} "
+        f"({res['attacks']} attacks, {res['benign']} benign)",
+        f"  precision   {_pct(res['precision'])}",
+        f"  recall      {_pct(res['recall'])}   target ≥ {100 * TARGETS['recall_min']:.0f}%",
+        f"  benign FPR  {_pct(res['benign_fpr'])}   target ≤ {100 * TARGETS['benign_fpr_max']:.0f}%",
+        f"  {res['microseconds_per_text']:.0f} µs per text",
+    ]
+    for title, key in (
+        ("recall by attack family", "recall_by_family"),
+        ("recall by obfuscation", "recall_by_obfuscation"),
+        ("benign FPR by kind", "benign_fpr_by_family"),
+        ("benign FPR by obfuscation", "benign_fpr_by_obfuscation"),
+    ):
         lines.append(f"  {title}:")
         lines += [f"    {g:<14} {_pct(r)}" for g, r in res[key].items()]
     if extra is not None:
-        lines.append(f"extra benign corpus {extra['path']} ({extra['files']} files): FPR {_pct(extra['fpr'])}; "
-                     f"facts {_pct(extra['fpr_facts'])}; turns {_pct(extra['fpr_turns'])}")
+        lines.append(
+            f"extra benign corpus {extra['path']} ({extra['files']} files): FPR {_pct(extra['fpr'])}; "
+            f"facts {_pct(extra['fpr_facts'])}; turns {_pct(extra['fpr_turns'])}"
+        )
         lines += [f"    flagged {f['id']} [{f['rule']}] {f['text'][:100]!r}" for f in extra["flagged"]]
     return "\n".join(lines)
 
@@ -149,7 +179,11 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--split", choices=("heldout", "tune"), default="heldout")
     ap.add_argument("--benign", default=None, help="a suite file or folder whose fact and turn texts are all benign")
-    ap.add_argument("--json", default=str(DEFAULT_JSON), help=f"where to write the results (default {DEFAULT_JSON.relative_to(ROOT)})")
+    ap.add_argument(
+        "--json",
+        default=str(DEFAULT_JSON),
+        help=f"where to write the results (default {DEFAULT_JSON.relative_to(ROOT)})",
+    )
     ap.add_argument("--errors", action="store_true", help="print the misclassified items of the split")
     args = ap.parse_args(argv)
     items = [i for i in load_set() if i["split"] == args.split]
@@ -160,9 +194,15 @@ def main(argv=None) -> int:
         if not path.exists():
             ap.error(f"--benign: no such file or folder: {path}")
         extra = benign_corpus(path)
-    out = {"split": args.split, "set": str(SET.relative_to(ROOT)), "targets": TARGETS, **res,
-           "meets_targets": bool(res["recall"]["rate"] >= TARGETS["recall_min"]
-                                 and res["benign_fpr"]["rate"] <= TARGETS["benign_fpr_max"])}
+    out = {
+        "split": args.split,
+        "set": str(SET.relative_to(ROOT)),
+        "targets": TARGETS,
+        **res,
+        "meets_targets": bool(
+            res["recall"]["rate"] >= TARGETS["recall_min"] and res["benign_fpr"]["rate"] <= TARGETS["benign_fpr_max"]
+        ),
+    }
     if extra is not None:
         out["extra_benign"] = extra
     if args.errors:

@@ -11,16 +11,23 @@ import numpy as np
 import pytest
 
 from frcore import cli
-from frcore.bank import Bank
-from frcore.bank import EmbedderMismatch
+from frcore.bank import Bank, EmbedderMismatch
 from frcore.bank._embed import DEFAULT_EMBEDDER, HashingEmbedder, embedder_identity, get_embedder
 from frcore.bank._store import Store
 
 FACTS = [
-    {"id": "home", "text": "I live in Porto near the river", "categories": {"LOGISTICAL_CONTEXT": 1.0},
-     "said_at": "2025-01-01"},
-    {"id": "tea", "text": "I drink green tea every morning", "categories": {"PREFERENCES_HABITS": 1.0},
-     "said_at": "2025-01-02"},
+    {
+        "id": "home",
+        "text": "I live in Porto near the river",
+        "categories": {"LOGISTICAL_CONTEXT": 1.0},
+        "said_at": "2025-01-01",
+    },
+    {
+        "id": "tea",
+        "text": "I drink green tea every morning",
+        "categories": {"PREFERENCES_HABITS": 1.0},
+        "said_at": "2025-01-02",
+    },
 ]
 
 

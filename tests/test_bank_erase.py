@@ -50,13 +50,37 @@ def secret_bank(db: Path) -> tuple[Store, np.ndarray]:
     def embed(records):
         return "m", np.stack([vec[0] if r.id == SECRET_ID else np.full(16, 0.25, np.float32) for r in records])
 
-    store.add_facts([
-        {"id": SECRET_ID, "text": SECRET_TEXT, "said_at": "2025-01-01", "categories": {"HEALTH_WELLBEING": 1.0},
-         "slot": SECRET_SLOT, "speaker": SECRET_SPEAKER},
-        {"id": "keep", "text": "Enjoys long walks on the beach", "said_at": "2025-01-02", "categories": {"HOBBIES_RECREATION": 1.0}},
-    ], embed=embed)
-    store.add_facts([{"id": "later", "text": "Feeling better now", "said_at": "2025-02-01", "categories": {"HEALTH_WELLBEING": 1.0},
-                      "links": {"supersedes": SECRET_ID, "contradicts": ["keep", SECRET_ID]}}], embed=embed)
+    store.add_facts(
+        [
+            {
+                "id": SECRET_ID,
+                "text": SECRET_TEXT,
+                "said_at": "2025-01-01",
+                "categories": {"HEALTH_WELLBEING": 1.0},
+                "slot": SECRET_SLOT,
+                "speaker": SECRET_SPEAKER,
+            },
+            {
+                "id": "keep",
+                "text": "Enjoys long walks on the beach",
+                "said_at": "2025-01-02",
+                "categories": {"HOBBIES_RECREATION": 1.0},
+            },
+        ],
+        embed=embed,
+    )
+    store.add_facts(
+        [
+            {
+                "id": "later",
+                "text": "Feeling better now",
+                "said_at": "2025-02-01",
+                "categories": {"HEALTH_WELLBEING": 1.0},
+                "links": {"supersedes": SECRET_ID, "contradicts": ["keep", SECRET_ID]},
+            }
+        ],
+        embed=embed,
+    )
     store.retract(SECRET_ID, reason=f"the user retracted {SECRET_ID}: a private matter")
     store.retract("keep", reason=f"unrelated to {SECRET_ID}, the walks stopped")
     return store, vec
@@ -73,7 +97,9 @@ def test_erase_removes_every_trace_but_a_salted_hash(tmp_path):
     # the rows that named it: links of other facts, link rows, transitions, reasons
     later = {e.id: e for e in store.edges()}["later"]
     assert later.links == {"contradicts": ("keep",)}
-    assert [(t.edge_id, t.reason) for t in store.transitions()] == [("keep", "unrelated to [erased], the walks stopped")]
+    assert [(t.edge_id, t.reason) for t in store.transitions()] == [
+        ("keep", "unrelated to [erased], the walks stopped")
+    ]
     (audit,) = store.audit_log()
     assert audit["reason"] == "GDPR request about [erased]"
     assert audit["id_hash"] == hashlib.sha256(bytes.fromhex(audit["salt"]) + SECRET_ID.encode()).hexdigest()
@@ -81,7 +107,10 @@ def test_erase_removes_every_trace_but_a_salted_hash(tmp_path):
     assert rec["id_hash"] == audit["id_hash"] and "edge_id" not in audit
     # the rest is intact and still consistent
     snap = store.snapshot(datetime(2025, 6, 1))
-    assert snap.ids.tolist() == ["keep", "later"] and snap.state.tolist() == [State.SUPERSEDED, State.ACTIVE]  # later contradicts keep
+    assert snap.ids.tolist() == ["keep", "later"] and snap.state.tolist() == [
+        State.SUPERSEDED,
+        State.ACTIVE,
+    ]  # later contradicts keep
     assert store.all_embeddings("m")[0] == ["keep", "later"]
     store.close()
     assert leaks(db, vec) == []  # and after close
@@ -163,7 +192,9 @@ def test_cli_erase_pending_and_purge(tmp_path, capsys):
     out, err = capsys.readouterr()
     assert code == 0 and err == ""
     lines = out.strip().splitlines()
-    assert lines[0] == f"erased {SECRET_ID}" and lines[1].startswith("note: purge pending: other connections are reading")
+    assert lines[0] == f"erased {SECRET_ID}" and lines[1].startswith(
+        "note: purge pending: other connections are reading"
+    )
     assert f"`fr bank purge {db}`" in lines[1]
     code = cli.main(["bank", "purge", str(db), "--wait", "0.2"])
     out, _ = capsys.readouterr()
@@ -209,23 +240,33 @@ def test_erase_cost_does_not_grow_with_the_bank(tmp_path):
     assert t_large < 3 * t_small + 0.05, (t_small, t_large)
 
 
-OLD_SCHEMA = """
-CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE edges(seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, text TEXT NOT NULL, categories TEXT NOT NULL,
-    said_at TEXT NOT NULL, event_time TEXT, slot TEXT, confidence REAL NOT NULL, numeric INTEGER NOT NULL, links TEXT NOT NULL,
-    session INTEGER, kind TEXT NOT NULL, speaker TEXT, quarantined INTEGER NOT NULL, recorded_at TEXT NOT NULL, batch INTEGER NOT NULL);
-CREATE TABLE transitions(seq INTEGER PRIMARY KEY AUTOINCREMENT, edge_id TEXT NOT NULL, kind TEXT NOT NULL, effective_at TEXT NOT NULL,
-    recorded_at TEXT NOT NULL, reason TEXT);
-CREATE TABLE embeddings(model TEXT NOT NULL, id TEXT NOT NULL, dim INTEGER NOT NULL, vector BLOB NOT NULL, PRIMARY KEY (model, id));
-CREATE TABLE audit(seq INTEGER PRIMARY KEY AUTOINCREMENT, edge_id TEXT NOT NULL, id_sha256 TEXT NOT NULL, action TEXT NOT NULL,
-    erased_at TEXT NOT NULL, reason TEXT);
-CREATE TABLE erase_guard(id TEXT PRIMARY KEY);
-CREATE TRIGGER edges_append_only BEFORE UPDATE ON edges BEGIN SELECT RAISE(ABORT, 'edges are append-only'); END;
-CREATE TRIGGER edges_delete_only_by_erase BEFORE DELETE ON edges WHEN NOT EXISTS (SELECT 1 FROM erase_guard WHERE id = OLD.id)
-    BEGIN SELECT RAISE(ABORT, 'edges are deleted only by erase'); END;
-CREATE TRIGGER transitions_no_update BEFORE UPDATE ON transitions BEGIN SELECT RAISE(ABORT, 'transitions are append-only'); END;
-CREATE TRIGGER transitions_no_delete BEFORE DELETE ON transitions BEGIN SELECT RAISE(ABORT, 'transitions are append-only'); END;
-"""
+OLD_SCHEMA = (
+    "\n"
+    "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);\n"
+    "CREATE TABLE edges(seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, text TEXT NOT NULL, categories "
+    "TEXT NOT NULL,\n"
+    "    said_at TEXT NOT NULL, event_time TEXT, slot TEXT, confidence REAL NOT NULL, numeric INTEGER NOT NULL, links "
+    "TEXT NOT NULL,\n"
+    "    session INTEGER, kind TEXT NOT NULL, speaker TEXT, quarantined INTEGER NOT NULL, recorded_at TEXT NOT NULL, "
+    "batch INTEGER NOT NULL);\n"
+    "CREATE TABLE transitions(seq INTEGER PRIMARY KEY AUTOINCREMENT, edge_id TEXT NOT NULL, kind TEXT NOT NULL, "
+    "effective_at TEXT NOT NULL,\n"
+    "    recorded_at TEXT NOT NULL, reason TEXT);\n"
+    "CREATE TABLE embeddings(model TEXT NOT NULL, id TEXT NOT NULL, dim INTEGER NOT NULL, vector BLOB NOT NULL, "
+    "PRIMARY KEY (model, id));\n"
+    "CREATE TABLE audit(seq INTEGER PRIMARY KEY AUTOINCREMENT, edge_id TEXT NOT NULL, id_sha256 TEXT NOT NULL, action "
+    "TEXT NOT NULL,\n"
+    "    erased_at TEXT NOT NULL, reason TEXT);\n"
+    "CREATE TABLE erase_guard(id TEXT PRIMARY KEY);\n"
+    "CREATE TRIGGER edges_append_only BEFORE UPDATE ON edges BEGIN SELECT RAISE(ABORT, 'edges are append-only'); END;\n"
+    "CREATE TRIGGER edges_delete_only_by_erase BEFORE DELETE ON edges WHEN NOT EXISTS (SELECT 1 FROM erase_guard WHERE "
+    "id = OLD.id)\n"
+    "    BEGIN SELECT RAISE(ABORT, 'edges are deleted only by erase'); END;\n"
+    "CREATE TRIGGER transitions_no_update BEFORE UPDATE ON transitions BEGIN SELECT RAISE(ABORT, 'transitions are "
+    "append-only'); END;\n"
+    "CREATE TRIGGER transitions_no_delete BEFORE DELETE ON transitions BEGIN SELECT RAISE(ABORT, 'transitions are "
+    "append-only'); END;\n"
+)
 
 
 def _schema1_bank(db: Path) -> None:
@@ -234,19 +275,33 @@ def _schema1_bank(db: Path) -> None:
     c = sqlite3.connect(db, isolation_level=None)
     c.execute("PRAGMA journal_mode=WAL")
     c.executescript(OLD_SCHEMA)
-    c.executemany("INSERT INTO meta VALUES (?, ?)", [("schema_version", "1"), ("version", "5"), ("created_at", "2025-01-01T00:00:00.000000")])
+    c.executemany(
+        "INSERT INTO meta VALUES (?, ?)",
+        [("schema_version", "1"), ("version", "5"), ("created_at", "2025-01-01T00:00:00.000000")],
+    )
     t = "2025-01-01T00:00:00.000000"
-    cols = "id, text, categories, said_at, event_time, slot, confidence, numeric, links, session, kind, speaker, quarantined, recorded_at, batch"
+    cols = (
+        "id, text, categories, said_at, event_time, slot, confidence, numeric, links, session, kind, speaker, "
+        "quarantined, recorded_at, batch"
+    )
     for fid, links, batch in (("keep", "{}", 1), ("later", json.dumps({"supersedes": [SECRET_ID, "keep"]}), 2)):
-        c.execute(f"INSERT INTO edges ({cols}) VALUES (?, ?, ?, ?, NULL, NULL, 1.0, 0, ?, NULL, 'fact', NULL, 0, ?, ?)",
-                  (fid, f"{fid} fact", '{"OTHER":1.0}', t, links, t, batch))
+        c.execute(
+            f"INSERT INTO edges ({cols}) VALUES (?, ?, ?, ?, NULL, NULL, 1.0, 0, ?, NULL, 'fact', NULL, 0, ?, ?)",
+            (fid, f"{fid} fact", '{"OTHER":1.0}', t, links, t, batch),
+        )
     row = (None, t)
-    c.execute("INSERT INTO transitions (edge_id, kind, effective_at, recorded_at, reason) VALUES (?, 'retract', ?, ?, ?)",
-              (SECRET_ID, row[1], row[1], f"private: {SECRET_ID}"))
-    c.execute("INSERT INTO transitions (edge_id, kind, effective_at, recorded_at, reason) VALUES (?, 'erase', ?, ?, ?)",
-              (SECRET_ID, row[1], row[1], "gdpr"))
-    c.execute("INSERT INTO audit (edge_id, id_sha256, action, erased_at, reason) VALUES (?, ?, 'erase', ?, 'gdpr')",
-              (SECRET_ID, hashlib.sha256(SECRET_ID.encode()).hexdigest(), row[1]))
+    c.execute(
+        "INSERT INTO transitions (edge_id, kind, effective_at, recorded_at, reason) VALUES (?, 'retract', ?, ?, ?)",
+        (SECRET_ID, row[1], row[1], f"private: {SECRET_ID}"),
+    )
+    c.execute(
+        "INSERT INTO transitions (edge_id, kind, effective_at, recorded_at, reason) VALUES (?, 'erase', ?, ?, ?)",
+        (SECRET_ID, row[1], row[1], "gdpr"),
+    )
+    c.execute(
+        "INSERT INTO audit (edge_id, id_sha256, action, erased_at, reason) VALUES (?, ?, 'erase', ?, 'gdpr')",
+        (SECRET_ID, hashlib.sha256(SECRET_ID.encode()).hexdigest(), row[1]),
+    )
     c.close()
 
 

@@ -144,8 +144,14 @@ def test_deep_nesting(capsys, tmp_path, bank, where):
 @pytest.mark.parametrize(
     "text, field",
     [
-        ('[{"id": "d", "text": "a", "text": "b", "categories": {"OTHER": 1}, "said_at": "2025-01-01"}]', "field 'text': given twice"),
-        ('[{"id": "d", "text": "a", "categories": {"OTHER": 0.5, "OTHER": 1}, "said_at": "2025-01-01"}]', "field 'categories': key 'OTHER' given twice"),
+        (
+            '[{"id": "d", "text": "a", "text": "b", "categories": {"OTHER": 1}, "said_at": "2025-01-01"}]',
+            "field 'text': given twice",
+        ),
+        (
+            '[{"id": "d", "text": "a", "categories": {"OTHER": 0.5, "OTHER": 1}, "said_at": "2025-01-01"}]',
+            "field 'categories': key 'OTHER' given twice",
+        ),
     ],
 )
 def test_duplicate_json_keys(capsys, tmp_path, bank, text, field):
@@ -160,7 +166,12 @@ def test_duplicate_json_keys(capsys, tmp_path, bank, text, field):
 
 def test_whitespace_only_text_names_the_file(capsys, tmp_path, bank):
     f = tmp_path / "turns.jsonl"
-    f.write_text(json.dumps(fact("a")) + "\n\n" + json.dumps({"id": "t24", "kind": "turn", "text": " \t ", "said_at": "2025-01-01"}) + "\n")
+    f.write_text(
+        json.dumps(fact("a"))
+        + "\n\n"
+        + json.dumps({"id": "t24", "kind": "turn", "text": " \t ", "said_at": "2025-01-01"})
+        + "\n"
+    )
     code, _, err = fr(capsys, "add", bank, f)
     assert code == 2 and f"{f}: line 3: fact 't24': field 'text': only whitespace" in one_line_error(err)
 
@@ -199,8 +210,14 @@ def test_bad_facts_files(capsys, tmp_path, bank):
     assert code == 2 and "does not exist" in one_line_error(err)
 
 
-@pytest.mark.parametrize("k, msg", [(0, "--k 0: must be at least 1"), (21, "--k 21: at most 20 results"),
-                                    (1_000_000_000, "--k 1000000000: at most 20 results")])
+@pytest.mark.parametrize(
+    "k, msg",
+    [
+        (0, "--k 0: must be at least 1"),
+        (21, "--k 21: at most 20 results"),
+        (1_000_000_000, "--k 1000000000: at most 20 results"),
+    ],
+)
 def test_k_beyond_the_pipeline_limit(capsys, bank, k, msg):
     code, _, err = fr(capsys, "query", bank, "x", "--k", k)
     assert code == 2 and msg in one_line_error(err)
@@ -220,7 +237,10 @@ def test_readd_identical_is_a_noop_and_conflicts_name_the_id(capsys, tmp_path, b
     f.write_text(json.dumps([fact("n2"), fact("n1", text="text of n1, changed", links={"supersedes": "keep"})]))
     code, _, err = fr(capsys, "add", bank, f)
     line = one_line_error(err)
-    assert code == 2 and f"{f}: facts[1]: fact 'n1': field 'id': already stored with different content (text differ)" in line
+    assert (
+        code == 2
+        and f"{f}: facts[1]: fact 'n1': field 'id': already stored with different content (text differ)" in line
+    )
     assert state(bank) == v
 
 
@@ -254,7 +274,10 @@ def _empty_sqlite(p: Path) -> None:
 
 NOT_BANKS = {
     "random-bytes": (lambda p: p.write_bytes(os.urandom(5000)), "not an FR-Bank: not an SQLite database"),
-    "text-file": (lambda p: p.write_text("hello, I am not a database\n" * 40), "not an FR-Bank: not an SQLite database"),
+    "text-file": (
+        lambda p: p.write_text("hello, I am not a database\n" * 40),
+        "not an FR-Bank: not an SQLite database",
+    ),
     "foreign-sqlite": (_foreign, "not an FR-Bank: an SQLite database with other tables (customers)"),
     "empty-sqlite": (_empty_sqlite, "an empty SQLite database, not an FR-Bank"),
     "empty-file": (lambda p: p.write_bytes(b""), "an empty file, not an FR-Bank"),
@@ -300,7 +323,9 @@ def test_directory_and_missing_paths(capsys, tmp_path):
     (tmp_path / "f.json").write_text(json.dumps([fact("a")]))
     for argv in (("query", "x"), ("export",), ("erase", "x"), ("add", tmp_path / "f.json")):
         code, _, err = fr(capsys, argv[0], missing, *argv[1:])
-        assert code == 2 and "no such bank (the file does not exist) (create it with `fr bank init" in one_line_error(err), argv
+        assert code == 2 and "no such bank (the file does not exist) (create it with `fr bank init" in one_line_error(
+            err
+        ), argv
     assert not (tmp_path / "no").exists()
     with pytest.raises(StoreError, match="does not exist") as e:
         Store.open(missing)
@@ -354,8 +379,13 @@ sys.__stdout__.write(json.dumps(out))
 
 def _drive(commands, prefix=(), setup="", **kw) -> list[tuple[int, str, str]]:
     script = setup + DRIVER
-    r = subprocess.run([*prefix, sys.executable, "-c", script, json.dumps([["bank", *map(str, c)] for c in commands])],
-                       capture_output=True, text=True, timeout=300, **kw)
+    r = subprocess.run(
+        [*prefix, sys.executable, "-c", script, json.dumps([["bank", *map(str, c)] for c in commands])],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        **kw,
+    )
     assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
     return [tuple(x) for x in json.loads(r.stdout)]
 
@@ -378,7 +408,9 @@ def _honouring_permissions() -> list[str] | None:
 PERMISSIONS = _honouring_permissions()
 
 
-@pytest.mark.skipif(PERMISSIONS is None, reason="running as root without setpriv / CAP_SETPCAP: permissions cannot be enforced")
+@pytest.mark.skipif(
+    PERMISSIONS is None, reason="running as root without setpriv / CAP_SETPCAP: permissions cannot be enforced"
+)
 def test_read_only_bank_can_be_queried_and_refuses_writes(tmp_path):
     """A bank in a read-only folder, and a read-only bank file in a writable folder: query,
     explain and export work; add, retract and erase fail with one line; the file is unchanged."""
@@ -389,7 +421,9 @@ def test_read_only_bank_can_be_queried_and_refuses_writes(tmp_path):
         d.mkdir()
         p = d / "bank.db"
         with Store.open(p, embedder=HASH) as s:
-            s.add_facts([fact("home", text="I live in Porto", slot="home"), fact("pet", text="I have a cat named Miso")])
+            s.add_facts(
+                [fact("home", text="I live in Porto", slot="home"), fact("pet", text="I have a cat named Miso")]
+            )
         assert not Path(f"{p}-wal").exists()  # closed cleanly: no -wal, as a copied or archived bank
         banks[what] = (p, digest(p))
         p.chmod(0o444)
@@ -399,8 +433,14 @@ def test_read_only_bank_can_be_queried_and_refuses_writes(tmp_path):
     facts.chmod(0o644)
     commands = []
     for p, _ in banks.values():
-        commands += [["query", p, "where do I live", "--at", "2025-02-01", "--json"], ["explain", p, "cat", "--at", "2025-02-01"],
-                     ["export", p], ["add", p, facts], ["retract", p, "home"], ["erase", p, "home"]]
+        commands += [
+            ["query", p, "where do I live", "--at", "2025-02-01", "--json"],
+            ["explain", p, "cat", "--at", "2025-02-01"],
+            ["export", p],
+            ["add", p, facts],
+            ["retract", p, "home"],
+            ["erase", p, "home"],
+        ]
     try:
         got = _drive(commands, prefix=PERMISSIONS, env=dict(os.environ, HOME=str(tmp_path)))
     finally:
@@ -412,7 +452,9 @@ def test_read_only_bank_can_be_queried_and_refuses_writes(tmp_path):
         assert q == 0 and json.loads(qo)["results"][0]["id"] == "home", (what, qe)
         assert x == 0 and "log_blend=" in xo, (what, xe)
         assert e == 0 and json.loads(eo)["edges"][0]["id"] == "home", (what, ee)
-        for (code, _, err), msg in zip(writes, ("read-only", "read-only", "erase of 'home' failed, nothing was erased")):
+        for (code, _, err), msg in zip(
+            writes, ("read-only", "read-only", "erase of 'home' failed, nothing was erased")
+        ):
             assert code == 2 and msg in one_line_error(err), (what, err)
             assert "read-only" in err
         p, before = banks[what]
@@ -463,9 +505,18 @@ def fr_plain(argv) -> tuple[int, str, str]:
 @pytest.mark.parametrize("unbuffered", ["", "1"])
 def test_export_into_a_closed_pipe(tmp_path, unbuffered):
     p = _bank_with(tmp_path, n=3000)  # ~1.9 MB of JSON: far more than a pipe holds
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"} | ({"PYTHONUNBUFFERED": "1"} if unbuffered else {})
-    r = subprocess.run(f"{sys.executable} -m frcore.cli bank export {p} | head -c 100 > /dev/null; echo ${{PIPESTATUS[0]}}",
-                       shell=True, capture_output=True, text=True, timeout=120, executable="/bin/bash", env=env)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"} | (
+        {"PYTHONUNBUFFERED": "1"} if unbuffered else {}
+    )
+    r = subprocess.run(
+        f"{sys.executable} -m frcore.cli bank export {p} | head -c 100 > /dev/null; echo ${{PIPESTATUS[0]}}",
+        shell=True,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        executable="/bin/bash",
+        env=env,
+    )
     assert "Traceback" not in r.stderr and "Exception ignored" not in r.stderr, r.stderr
     assert _own_lines(r.stderr) == ["fr bank: output closed early (broken pipe); the rest was not written"], r.stderr
     assert r.stdout.strip() == "141"  # as a shell reports a command killed by SIGPIPE
@@ -478,9 +529,12 @@ def test_an_id_a_command_line_cannot_carry_is_erased_with_json_id(capsys, tmp_pa
     with Store.open(p, embedder=HASH) as s:
         s.add_facts([fact("ok")])
     c = sqlite3.connect(p)
-    c.execute("INSERT INTO edges (id, text, categories, said_at, confidence, numeric, links, kind, quarantined, recorded_at, batch)"
-              " VALUES (?, 't', '{\"OTHER\":1.0}', '2025-01-01T00:00:00.000000', 1, 0, '{}', 'fact', 0, '2025-01-01T00:00:00.000000', 9)",
-              ("a\x00b",))
+    c.execute(
+        "INSERT INTO edges (id, text, categories, said_at, confidence, numeric, links, kind, "
+        "quarantined, recorded_at, batch) VALUES (?, 't', '{\"OTHER\":1.0}', "
+        "'2025-01-01T00:00:00.000000', 1, 0, '{}', 'fact', 0, '2025-01-01T00:00:00.000000', 9)",
+        ("a\x00b",),
+    )
     c.commit()
     c.close()
     code, _, err = fr(capsys, "erase", p, "a", "--json-id")

@@ -37,17 +37,41 @@ FACTS = [
     # numeric and superseded: a current query admits it only through the numeric exemption
     fact("sal1", "Earns a salary of $80,000 a year at the bank", "FINANCIAL_MATERIAL", "2025-01-05", slot="salary"),
     # its successor: worded unlike the question, it gets σ from its predecessor (linked)
-    fact("sal2", "Got a raise, now paid $95,000", "FINANCIAL_MATERIAL", "2025-05-01", slot="salary",
-         links={"supersedes": "sal1"}),
+    fact(
+        "sal2",
+        "Got a raise, now paid $95,000",
+        "FINANCIAL_MATERIAL",
+        "2025-05-01",
+        slot="salary",
+        links={"supersedes": "sal1"},
+    ),
     fact("diet1", "Is vegetarian and has been for years", "PREFERENCES_HABITS", "2025-01-05", slot="diet"),
-    fact("diet2", "Started eating fish again, pescatarian now", "PREFERENCES_HABITS", "2025-06-01", slot="diet",
-         links={"supersedes": "diet1"}),
+    fact(
+        "diet2",
+        "Started eating fish again, pescatarian now",
+        "PREFERENCES_HABITS",
+        "2025-06-01",
+        slot="diet",
+        links={"supersedes": "diet1"},
+    ),
     # soft supersession (confidence < 0.7): both contested, the tentative one with log ω < 0
     fact("city1", "Lives in Porto near the river", "IDENTITY_SELF_CONCEPT", "2025-01-02", slot="city"),
-    fact("city2", "Might move to Lisbon soon", "IDENTITY_SELF_CONCEPT", "2025-04-02", slot="city", confidence=0.5,
-         links={"contradicts": "city1"}),
-    fact("trip", "Flying to Berlin for a conference on July 20", "LOGISTICAL_CONTEXT", "2025-06-10",
-         event_time="2025-07-20"),
+    fact(
+        "city2",
+        "Might move to Lisbon soon",
+        "IDENTITY_SELF_CONCEPT",
+        "2025-04-02",
+        slot="city",
+        confidence=0.5,
+        links={"contradicts": "city1"},
+    ),
+    fact(
+        "trip",
+        "Flying to Berlin for a conference on July 20",
+        "LOGISTICAL_CONTEXT",
+        "2025-06-10",
+        event_time="2025-07-20",
+    ),
     fact("sister", "Has a sister named Ines who lives in Porto", "RELATIONAL_BONDS", "2025-01-02"),
 ]
 QUERIES = [
@@ -85,8 +109,13 @@ def test_summands_are_kernel_terms_that_add_up_to_the_kernel_total():
     w = rng.dirichlet(np.ones(c) * 0.5, size=k)
     state = rng.integers(0, len(fr.State), size=k)
     cands = fr.make_candidates(
-        rng.uniform(0, 1, k), w, rng.uniform(0, 5000, (k, 3)), state=state, confidence=rng.uniform(0.2, 1, k),
-        numeric=rng.random(k) < 0.5, hours_to_event=np.where(rng.random(k) < 0.5, rng.uniform(-500, 500, k), np.nan),
+        rng.uniform(0, 1, k),
+        w,
+        rng.uniform(0, 5000, (k, 3)),
+        state=state,
+        confidence=rng.uniform(0.2, 1, k),
+        numeric=rng.random(k) < 0.5,
+        hours_to_event=np.where(rng.random(k) < 0.5, rng.uniform(-500, 500, k), np.nan),
     )
     seen = set()
     for intent in fr.INTENT_NAMES:

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from frcore import State
 from frcore._packed import pack_candidates, pack_query, unpack_candidates_host, unpack_query_host
@@ -18,7 +17,24 @@ from frcore.bank._lexical import LexicalIndex, _tokenize, _tokenize_many, _token
 from frcore.bank._pipeline import Prepared, kernel_inputs, related_pairs
 from frcore.bank._store import synthetic_facts
 
-WORDS = ["the", "running", "runs", "Café", "naïve", "user's", "a", "x1", "__init__", "can't", "ÉCOLE", "42", "and", "flights", "flying", "über"]
+WORDS = [
+    "the",
+    "running",
+    "runs",
+    "Café",
+    "naïve",
+    "user's",
+    "a",
+    "x1",
+    "__init__",
+    "can't",
+    "ÉCOLE",
+    "42",
+    "and",
+    "flights",
+    "flying",
+    "über",
+]
 
 
 @settings(max_examples=200)
@@ -28,14 +44,20 @@ def test_query_tokens_equal_bm25s(text):
 
 
 @settings(max_examples=100)
-@given(st.lists(st.one_of(st.text(max_size=30), st.lists(st.sampled_from(WORDS), max_size=8).map(" ".join)), max_size=6))
+@given(
+    st.lists(st.one_of(st.text(max_size=30), st.lists(st.sampled_from(WORDS), max_size=8).map(" ".join)), max_size=6)
+)
 def test_corpus_tokens_equal_bm25s(texts):
     assert _tokenize_many(texts) == _tokenize(texts)
 
 
 @settings(max_examples=60)
 @given(
-    st.lists(st.lists(st.sampled_from(WORDS + ["common"]), max_size=6).map(lambda w: " ".join(["common"] + w)), min_size=1, max_size=12),
+    st.lists(
+        st.lists(st.sampled_from(WORDS + ["common"]), max_size=6).map(lambda w: " ".join(["common"] + w)),
+        min_size=1,
+        max_size=12,
+    ),
     st.lists(st.sampled_from(WORDS + ["common", "absent"]), max_size=6).map(" ".join),
     st.booleans(),
 )
@@ -89,7 +111,21 @@ def test_related_pairs_equal_the_plain_loop(data):
     slots = data.draw(st.lists(st.sampled_from([None, "a", "b", "c"]), min_size=n, max_size=n))
     said = np.array(data.draw(st.lists(st.integers(0, 4), min_size=n, max_size=n)), dtype=np.float64)
     target = st.sampled_from(ids + ["gone"]) if n else st.just("gone")
-    links = data.draw(st.lists(st.one_of(st.just({}), st.none(), st.dictionaries(st.sampled_from(["supersedes", "retracts"]), st.one_of(target, st.lists(target, max_size=2).map(tuple)), max_size=2)), min_size=n, max_size=n))
+    links = data.draw(
+        st.lists(
+            st.one_of(
+                st.just({}),
+                st.none(),
+                st.dictionaries(
+                    st.sampled_from(["supersedes", "retracts"]),
+                    st.one_of(target, st.lists(target, max_size=2).map(tuple)),
+                    max_size=2,
+                ),
+            ),
+            min_size=n,
+            max_size=n,
+        )
+    )
     index = {x: i for i, x in enumerate(ids)}
     src, dst = related_pairs(slots, said, links, index)
     assert sorted(zip(src.tolist(), dst.tolist())) == _plain_related(slots, said, links, index)
@@ -104,9 +140,15 @@ def test_kernel_inputs_equal_make_candidates(data):
     w[w.sum(axis=1) == 0, 3] = 1.0
     event = np.where(rng.random(n) < 0.4, rng.uniform(-500, 500, n), np.nan)
     prep = Prepared(
-        weights=w, said_at_h=rng.uniform(0, 1000, n), event_h=event, state=rng.integers(0, len(State), n),
-        confidence=rng.choice([0.0, 0.4, 0.7, 1.0], n), numeric=rng.random(n) < 0.2, slots=[None] * n,
-        eligible=np.ones(n, bool), at_h=800.0,
+        weights=w,
+        said_at_h=rng.uniform(0, 1000, n),
+        event_h=event,
+        state=rng.integers(0, len(State), n),
+        confidence=rng.choice([0.0, 0.4, 0.7, 1.0], n),
+        numeric=rng.random(n) < 0.2,
+        slots=[None] * n,
+        eligible=np.ones(n, bool),
+        at_h=800.0,
     )
     k = data.draw(st.integers(1, n))
     cand = np.sort(rng.choice(n, size=k, replace=False))
@@ -114,9 +156,15 @@ def test_kernel_inputs_equal_make_candidates(data):
     routing = rng.uniform(-0.2, 1.2, 11)
     cmat, qvec = kernel_inputs(prep, cand, sim, prep.state, 2, routing)
     ref = make_candidates(
-        sim=np.clip(sim, 0, 1), weights=w[cand], ages=prep.ages[cand], state=prep.state[cand],
-        hours_to_event=prep.hours_to_event[cand], confidence=prep.confidence[cand], numeric=prep.numeric[cand],
-        pad_to=bucket_size(k), device=False,
+        sim=np.clip(sim, 0, 1),
+        weights=w[cand],
+        ages=prep.ages[cand],
+        state=prep.state[cand],
+        hours_to_event=prep.hours_to_event[cand],
+        confidence=prep.confidence[cand],
+        numeric=prep.numeric[cand],
+        pad_to=bucket_size(k),
+        device=False,
     )
     ref_mat = pack_candidates(ref)
     assert cmat.dtype == ref_mat.dtype and cmat.shape == ref_mat.shape and cmat.flags["C_CONTIGUOUS"]
@@ -134,8 +182,15 @@ def test_kernel_inputs_equal_make_candidates(data):
 
 def test_kernel_inputs_fall_back_and_raise_like_make_candidates():
     prep = Prepared(
-        weights=np.full((3, 11), 0.5), said_at_h=np.zeros(3), event_h=np.full(3, np.nan), state=np.zeros(3, np.int64),
-        confidence=np.ones(3), numeric=np.zeros(3, bool), slots=[None] * 3, eligible=np.ones(3, bool), at_h=10.0,
+        weights=np.full((3, 11), 0.5),
+        said_at_h=np.zeros(3),
+        event_h=np.full(3, np.nan),
+        state=np.zeros(3, np.int64),
+        confidence=np.ones(3),
+        numeric=np.zeros(3, bool),
+        slots=[None] * 3,
+        eligible=np.ones(3, bool),
+        at_h=10.0,
     )
     assert prep.kernel_table() is None  # rows do not sum to 1
     with pytest.raises(ValueError, match="weights: row 0 sums to"):
@@ -143,12 +198,23 @@ def test_kernel_inputs_fall_back_and_raise_like_make_candidates():
 
 
 def _dump(res):
-    return (res.intent, res.categories, [(r["id"], r["score"], r["terms"], r["stages"], r["state"]) for r in res.results], res.n_candidates, res.candidate_ids)
+    return (
+        res.intent,
+        res.categories,
+        [(r["id"], r["score"], r["terms"], r["stages"], r["state"]) for r in res.results],
+        res.n_candidates,
+        res.candidate_ids,
+    )
 
 
 def test_row_set_cache_equals_a_fresh_bank(tmp_path):
     facts = synthetic_facts(400, seed=5)
-    configs = [PipelineConfig(), PipelineConfig(ranker="cosine", overwrite=True), PipelineConfig(untyped_expiry=True), PipelineConfig(ranker="bm25")]
+    configs = [
+        PipelineConfig(),
+        PipelineConfig(ranker="cosine", overwrite=True),
+        PipelineConfig(untyped_expiry=True),
+        PipelineConfig(ranker="bm25"),
+    ]
     queries = ["synthetic fact about topic 7", "any upcoming obligations this week", "number 3"]
     ats = ["2025-07-01", "2025-08-01", "2024-06-01", "2025-07-01"]
     with Bank.open(str(tmp_path / "a.db"), embedder="hash") as bank:
@@ -159,7 +225,7 @@ def test_row_set_cache_equals_a_fresh_bank(tmp_path):
         bank.retract(facts[1]["id"], at="2024-01-01")
         got += [_dump(bank.query(q, at=at, config=c)) for at in ats for q in queries for c in configs]
     fresh = []
-    for stage, batch in ((0, facts[:300]), (1, facts[300:])):
+    for stage in (0, 1):
         for at in ats:
             for q in queries:
                 for c in configs:
@@ -179,7 +245,12 @@ def test_query_on_a_snapshot_with_no_edges(tmp_path):
         bank.add(synthetic_facts(20, seed=0), recorded_at=dt.datetime(2025, 1, 1))
         res = bank.query("synthetic fact", at="2025-06-01", known_at="2020-01-01")
         assert res.results == () and res.n_candidates == 0
-        assert bank.query("synthetic fact", at="2025-06-01", known_at="2020-01-01", config=PipelineConfig(ranker="cosine")).results == ()
+        assert (
+            bank.query(
+                "synthetic fact", at="2025-06-01", known_at="2020-01-01", config=PipelineConfig(ranker="cosine")
+            ).results
+            == ()
+        )
 
 
 def test_question_words_are_not_lexical_evidence():
@@ -221,7 +292,14 @@ def test_routing_scalar_form_equals_the_array_form(data):
     ties, NaN and infinite similarities included."""
     from frcore.bank import _query as Q
 
-    words = data.draw(st.lists(st.sampled_from(["work", "job", "flight", "rent", "dog", "gym", "book", "deadline", "coffee", "xyz", "next"]), max_size=8))
+    words = data.draw(
+        st.lists(
+            st.sampled_from(
+                ["work", "job", "flight", "rent", "dog", "gym", "book", "deadline", "coffee", "xyz", "next"]
+            ),
+            max_size=8,
+        )
+    )
     text = " ".join(words)
     d = data.draw(st.integers(1, 6))
     values = st.one_of(st.floats(-2, 2, allow_nan=False), st.sampled_from([0.0, -0.0, 0.5, 1.0]))
@@ -234,7 +312,11 @@ def test_routing_scalar_form_equals_the_array_form(data):
         if data.draw(st.booleans()):  # some prototype rows non-finite: NaN / inf beside finite similarities
             row = st.one_of(row, st.lists(st.one_of(values, special), min_size=d, max_size=d))
         router._proto = np.array(data.draw(st.lists(row, min_size=11, max_size=11)))
-        v = np.array(data.draw(st.lists(st.one_of(values, special) if data.draw(st.booleans()) else values, min_size=d, max_size=d)))
+        v = np.array(
+            data.draw(
+                st.lists(st.one_of(values, special) if data.draw(st.booleans()) else values, min_size=d, max_size=d)
+            )
+        )
     hits = np.array(Q._keyword_counts(text), dtype=np.float64)
     with np.errstate(all="ignore"):
         try:
@@ -250,8 +332,26 @@ def test_routing_scalar_form_equals_the_array_form(data):
     assert w.tobytes() == w_ref.tobytes(), (w, w_ref)
 
 
-FRAGMENTS = ["used to", "before switching", "upcoming", "still planning", "decided against", "tell me about", "how has it changed",
-             "over time", "previous", "next week", "free time", "is she pursuing", "the", "dog", "flight", "Used To", "will attend", "job"]
+FRAGMENTS = [
+    "used to",
+    "before switching",
+    "upcoming",
+    "still planning",
+    "decided against",
+    "tell me about",
+    "how has it changed",
+    "over time",
+    "previous",
+    "next week",
+    "free time",
+    "is she pursuing",
+    "the",
+    "dog",
+    "flight",
+    "Used To",
+    "will attend",
+    "job",
+]
 
 
 @settings(max_examples=300)
@@ -275,11 +375,15 @@ def test_top_equals_a_full_sort(data):
 
     n = data.draw(st.integers(1, 300))
     count = data.draw(st.integers(1, 40))
-    pool = st.sampled_from([0.0, -0.0, 0.25, 0.5, 1.0]) if data.draw(st.booleans()) else st.floats(-1, 1, allow_nan=False)
+    pool = (
+        st.sampled_from([0.0, -0.0, 0.25, 0.5, 1.0]) if data.draw(st.booleans()) else st.floats(-1, 1, allow_nan=False)
+    )
     vals = np.array(data.draw(st.lists(pool, min_size=n, max_size=n)), dtype=np.float64)
     idx = None
     if data.draw(st.booleans()):
-        idx = np.sort(np.array(sorted(data.draw(st.sets(st.integers(0, 10_000), min_size=n, max_size=n))), dtype=np.int64))
+        idx = np.sort(
+            np.array(sorted(data.draw(st.sets(st.integers(0, 10_000), min_size=n, max_size=n))), dtype=np.int64)
+        )
     rows = np.arange(n) if idx is None else idx
     expect = rows[np.lexsort((rows, -vals))][:count]
     np.testing.assert_array_equal(_top(vals, idx, count), expect)
@@ -299,17 +403,36 @@ def test_retrieve_float32_cosines_equal_float64(data):
     slots = [None if rng.random() < 0.5 else f"s{rng.integers(0, max(1, n // 4))}" for _ in range(n)]
     said = rng.uniform(0, 1000, n).round()
     prep = Prepared(
-        weights=w, said_at_h=said, event_h=np.where(rng.random(n) < 0.3, rng.uniform(0, 2000, n), np.nan),
-        state=rng.integers(0, len(State), n), confidence=rng.choice([0.4, 1.0], n), numeric=rng.random(n) < 0.1,
-        slots=slots, eligible=np.ones(n, bool), at_h=1000.0,
+        weights=w,
+        said_at_h=said,
+        event_h=np.where(rng.random(n) < 0.3, rng.uniform(0, 2000, n), np.nan),
+        state=rng.integers(0, len(State), n),
+        confidence=rng.choice([0.4, 1.0], n),
+        numeric=rng.random(n) < 0.1,
+        slots=slots,
+        eligible=np.ones(n, bool),
+        at_h=1000.0,
         related=related_pairs(slots, said, [{}] * n, {}),
     )
-    cos32 = rng.choice(np.array([-0.2, 0.0, 0.3, 0.3, 0.7], np.float32), n) if data.draw(st.booleans()) else rng.uniform(-0.3, 1, n).astype(np.float32)
+    cos32 = (
+        rng.choice(np.array([-0.2, 0.0, 0.3, 0.3, 0.7], np.float32), n)
+        if data.draw(st.booleans())
+        else rng.uniform(-0.3, 1, n).astype(np.float32)
+    )
     bm = rng.choice([0.0, 1.5, 2.0], n)
     routing = np.zeros(11)
     routing[rng.integers(0, 11)] = 1.0
-    config = PipelineConfig(propagation=data.draw(st.sampled_from([0.0, 0.5, 1.0])), ranker=data.draw(st.sampled_from(["lifecycle", "cosine"])))
-    kw = dict(bm25=bm, routing=routing, intent=data.draw(st.sampled_from(["current", "historical"])), params=default_params(), config=config)
+    config = PipelineConfig(
+        propagation=data.draw(st.sampled_from([0.0, 0.5, 1.0])),
+        ranker=data.draw(st.sampled_from(["lifecycle", "cosine"])),
+    )
+    kw = dict(
+        bm25=bm,
+        routing=routing,
+        intent=data.draw(st.sampled_from(["current", "historical"])),
+        params=default_params(),
+        config=config,
+    )
     a, b = retrieve(prep, cosine=cos32, **kw), retrieve(prep, cosine=cos32.astype(np.float64), **kw)
     assert a.results == b.results
     assert a.n_candidates == b.n_candidates and a.n_distilled == b.n_distilled

@@ -23,7 +23,6 @@ import threading
 import time
 import warnings
 from collections import Counter
-from datetime import datetime
 from pathlib import Path
 
 import numpy as np
@@ -57,8 +56,9 @@ def hash_id(fid: str) -> int:
 # JAX: ~2 s per process), so each trial starts in ~0.4 s. It prints each operation's intent
 # before it starts ("a <batch json>", "r <id>", "e <id>") and its acknowledgement after it
 # returned ("A <batch>", "R <id>", "E <id>"); a line cut by the kill is not acknowledged.
-CHILD = textwrap.dedent(
-    """
+CHILD = (
+    textwrap.dedent(
+        """
     import hashlib, json, os, random, sys, types
     import numpy as np
     root, path, trial, seed = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
@@ -90,8 +90,8 @@ CHILD = textwrap.dedent(
             for i in range(BATCH):
                 fid = f"{name}.{i}"
                 f = {"id": fid, "text": f"fact {i} of batch {name} about topic {rng.randrange(50)}",
-                     "categories": {"OTHER": 1.0}, "said_at": f"2025-01-{1 + i % 28:02d}", "slot": f"s{rng.randrange(40)}",
-                     "speaker": f"speaker-{fid}"}
+                     "categories": {"OTHER": 1.0}, "said_at": f"2025-01-{1 + i % 28:02d}",
+                     "slot": f"s{rng.randrange(40)}", "speaker": f"speaker-{fid}"}
                 if live and rng.random() < 0.3:
                     f["links"] = {"supersedes": rng.choice(live)}
                 batch.append(f)
@@ -110,7 +110,11 @@ CHILD = textwrap.dedent(
             store.erase(fid, reason=f"erase {fid}", wait=0.05)
             print("E " + fid, flush=True)
     """
-).replace("BATCH", str(BATCH)).replace("DIM", str(DIM)).replace("MODEL", repr(MODEL))
+    )
+    .replace("BATCH", str(BATCH))
+    .replace("DIM", str(DIM))
+    .replace("MODEL", repr(MODEL))
+)
 
 
 def _embed(records):
@@ -131,7 +135,7 @@ class Model:
         ids = [e.id for e in store.edges()]
         present = set(ids)
         assert len(ids) == len(present)
-        for name, batch in self.batches.items():
+        for batch in self.batches.values():
             for fid in batch:
                 assert fid in present or fid in self.erase_tried, f"acknowledged fact {fid} lost"
         # no partial batch: a batch is all there (but for erasures) or not at all
@@ -144,27 +148,39 @@ class Model:
             assert got in (0, len(pending_batch)), f"interrupted batch partially stored: {got} of {len(pending_batch)}"
         # every fact has its own vector (one transaction with the fact)
         vids, mat = store.all_embeddings(MODEL)
-        assert set(vids) == present, f"facts without vectors: {sorted(present - set(vids))[:3]}, vectors without facts: {sorted(set(vids) - present)[:3]}"
+        assert set(vids) == present, (
+            f"facts without vectors: {sorted(present - set(vids))[:3]}, vectors without facts: "
+            f"{sorted(set(vids) - present)[:3]}"
+        )
         for fid, v in zip(vids[:50], mat[:50]):
             np.testing.assert_array_equal(v, vec(fid))
         # an acknowledged erase is gone everywhere but the audit hash; an acknowledged retract is kept
         conn = store.conn
-        reasons = [r[0] for r in conn.execute("SELECT reason FROM transitions UNION ALL SELECT reason FROM audit") if r[0]]
+        reasons = [
+            r[0] for r in conn.execute("SELECT reason FROM transitions UNION ALL SELECT reason FROM audit") if r[0]
+        ]
         for fid in self.erased:
             assert fid not in present and store.was_erased(fid)
             assert conn.execute("SELECT COUNT(*) FROM transitions WHERE edge_id=?", (fid,)).fetchone()[0] == 0
             named = re.compile(rf"(?<!\w){re.escape(fid)}(?!\w)")
             assert not [r for r in reasons if named.search(r)], f"a reason still names the erased {fid}"
             assert conn.execute("SELECT COUNT(*) FROM edge_links WHERE src=? OR dst=?", (fid, fid)).fetchone()[0] == 0
-            assert conn.execute("SELECT COUNT(*) FROM edges WHERE instr(links, ?) > 0", (json.dumps(fid),)).fetchone()[0] == 0
+            assert (
+                conn.execute("SELECT COUNT(*) FROM edges WHERE instr(links, ?) > 0", (json.dumps(fid),)).fetchone()[0]
+                == 0
+            )
         trs = {t.edge_id for t in store.transitions()}
         for fid in self.retracted - self.erase_tried:
             assert fid in trs, f"acknowledged retraction of {fid} lost"
 
 
 def _kill_trial(script: Path, db: Path, trial: int, rng: random.Random, model: Model) -> dict:
-    proc = subprocess.Popen([sys.executable, str(script), str(REPO), str(db), str(trial), str(rng.randrange(1 << 30))],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, str(script), str(REPO), str(db), str(trial), str(rng.randrange(1 << 30))],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     first = proc.stdout.readline()
     assert first == "ready\n", proc.stderr.read()
     time.sleep(rng.uniform(0.0, 0.3))
@@ -217,31 +233,49 @@ def test_sigkill_during_add_retract_erase(tmp_path):
     assert len(model.batches) >= TRIALS and model.erased and model.retracted, (ops, len(model.batches))
     # the kills landed inside every kind of operation
     assert TRIALS < 20 or (ops["add"] and ops["erase"] and ops["retract"]), ops
-    print(f"{TRIALS} kill trials in {elapsed:.1f} s; interrupted ops {dict(ops)}; "
-          f"{len(model.batches)} batches, {len(model.erased)} erasures, {len(model.retracted)} retractions acknowledged")
+    print(
+        f"{TRIALS} kill trials in {elapsed:.1f} s; interrupted ops {dict(ops)}; "
+        f"{len(model.batches)} batches, {len(model.erased)} erasures, {len(model.retracted)} retractions acknowledged"
+    )
 
 
 def test_sigkill_during_cli_add_then_retry(tmp_path):
     """``fr bank add`` killed at a random moment; rerunning the same command completes the job
     (identical facts already stored are skipped), and the bank holds every fact once, with its
     vector."""
-    facts = [{"id": f"c{i}", "text": f"cli fact {i} about the topic {i % 97}", "categories": {"OTHER": 1.0},
-              "said_at": "2025-02-01", "slot": f"s{i % 300}"} for i in range(6000)]
+    facts = [
+        {
+            "id": f"c{i}",
+            "text": f"cli fact {i} about the topic {i % 97}",
+            "categories": {"OTHER": 1.0},
+            "said_at": "2025-02-01",
+            "slot": f"s{i % 300}",
+        }
+        for i in range(6000)
+    ]
     src = tmp_path / "facts.json"
     src.write_text(json.dumps(facts))
     rng = random.Random(7)
     for trial in range(CLI_TRIALS):
         db = tmp_path / f"cli{trial}.db"
         Store.open(db, embedder=("hash-256", 256)).close()  # the hashing embedder, recorded
-        proc = subprocess.Popen([sys.executable, "-m", "frcore.cli", "bank", "add", str(db), str(src)],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "frcore.cli", "bank", "add", str(db), str(src)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         time.sleep(rng.uniform(1.0, 4.0))
         proc.send_signal(signal.SIGKILL)
         proc.communicate(timeout=60)
         with Store.open(db) as s:
             assert s.integrity_check() == "ok" and s.count() in (0, len(facts))
-        r = subprocess.run([sys.executable, "-m", "frcore.cli", "bank", "add", str(db), str(src), "--json"],
-                           capture_output=True, text=True, timeout=300)
+        r = subprocess.run(
+            [sys.executable, "-m", "frcore.cli", "bank", "add", str(db), str(src), "--json"],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert r.returncode == 0, r.stderr
         out = json.loads(r.stdout)
         assert out["added"] + len(out["unchanged"]) == len(facts) and (out["added"] == 0 or not out["unchanged"])
@@ -256,13 +290,34 @@ def test_sigkill_during_cli_add_then_retry(tmp_path):
 
 def _home_bank(path: Path) -> Bank:
     bank = Bank.open(str(path), embedder="hash")
-    bank.add([
-        {"id": "home-old", "text": "I live in Porto, in a flat near the river.", "categories": {"IDENTITY_SELF_CONCEPT": 1.0},
-         "said_at": "2025-01-02", "slot": "home_city"},
-        {"id": "home-now", "text": "I moved to Lisbon, where I live now.", "categories": {"IDENTITY_SELF_CONCEPT": 1.0},
-         "said_at": "2025-06-01", "slot": "home_city", "links": {"supersedes": "home-old"}},
-    ] + [{"id": f"filler{i}", "text": f"I enjoy activity number {i} with friends on weekends", "categories": {"HOBBIES_RECREATION": 1.0},
-          "said_at": "2025-03-01"} for i in range(40)])
+    bank.add(
+        [
+            {
+                "id": "home-old",
+                "text": "I live in Porto, in a flat near the river.",
+                "categories": {"IDENTITY_SELF_CONCEPT": 1.0},
+                "said_at": "2025-01-02",
+                "slot": "home_city",
+            },
+            {
+                "id": "home-now",
+                "text": "I moved to Lisbon, where I live now.",
+                "categories": {"IDENTITY_SELF_CONCEPT": 1.0},
+                "said_at": "2025-06-01",
+                "slot": "home_city",
+                "links": {"supersedes": "home-old"},
+            },
+        ]
+        + [
+            {
+                "id": f"filler{i}",
+                "text": f"I enjoy activity number {i} with friends on weekends",
+                "categories": {"HOBBIES_RECREATION": 1.0},
+                "said_at": "2025-03-01",
+            }
+            for i in range(40)
+        ]
+    )
     return bank
 
 
@@ -339,9 +394,10 @@ def test_concurrent_readers_writer_and_eraser(tmp_path):
         def run():
             try:
                 fn()
-            except BaseException as e:  # noqa: BLE001
+            except BaseException as e:
                 errors.append(e)
                 stop.set()
+
         return run
 
     def reader():
@@ -356,8 +412,17 @@ def test_concurrent_readers_writer_and_eraser(tmp_path):
         with Bank.open(str(db), embedder="hash") as bank:
             b = 0
             while not stop.is_set():
-                bank.add([{"id": f"w{b}.{i}", "text": f"unrelated note {i} of batch {b}", "categories": {"OTHER": 1.0},
-                           "said_at": "2025-04-01"} for i in range(10)])
+                bank.add(
+                    [
+                        {
+                            "id": f"w{b}.{i}",
+                            "text": f"unrelated note {i} of batch {b}",
+                            "categories": {"OTHER": 1.0},
+                            "said_at": "2025-04-01",
+                        }
+                        for i in range(10)
+                    ]
+                )
                 b += 1
                 counts["batches"] += 1
 
@@ -366,8 +431,17 @@ def test_concurrent_readers_writer_and_eraser(tmp_path):
             i = 0
             while not stop.is_set():
                 fid = f"old-home-{i}"
-                bank.add([{"id": fid, "text": f"I lived in Porto, in flat number {i}.", "categories": {"IDENTITY_SELF_CONCEPT": 1.0},
-                           "said_at": "2025-02-01", "slot": "home_city"}])
+                bank.add(
+                    [
+                        {
+                            "id": fid,
+                            "text": f"I lived in Porto, in flat number {i}.",
+                            "categories": {"IDENTITY_SELF_CONCEPT": 1.0},
+                            "said_at": "2025-02-01",
+                            "slot": "home_city",
+                        }
+                    ]
+                )
                 bank.erase(fid, wait=0.05)
                 i += 1
                 counts["erasures"] += 1

@@ -9,20 +9,56 @@ import sys
 import numpy as np
 import pytest
 
+from frcore import State
 from frcore._types import score_summands
 from frcore.bank import Bank, PipelineConfig, infer_intent
 from frcore.bank._bank import neutralize, owner_pattern
 from frcore.bank._pipeline import clock_ages, overwrite_keep
 from frcore.bank._query import Router, routing_from_categories
-from frcore import State
 
 FACTS = [
-    {"id": "diet1", "text": "Is vegetarian and has been for years", "categories": {"PREFERENCES_HABITS": 1.0}, "slot": "diet", "said_at": "2025-01-05"},
-    {"id": "diet2", "text": "Started eating fish again, pescatarian now", "categories": {"PREFERENCES_HABITS": 1.0}, "slot": "diet", "said_at": "2025-06-01", "links": {"supersedes": "diet1"}},
-    {"id": "trip", "text": "Flying to Lisbon for a conference on March 3", "categories": {"LOGISTICAL_CONTEXT": 1.0}, "said_at": "2025-02-01", "event_time": "2025-03-03"},
-    {"id": "dog", "text": "Thinking about adopting a dog", "categories": {"PROJECTS_ENDEAVORS": 1.0}, "said_at": "2025-02-10"},
-    {"id": "nodog", "text": "Decided against the dog after all", "categories": {"PROJECTS_ENDEAVORS": 1.0}, "said_at": "2025-03-10", "links": {"retracts": "dog"}},
-    {"id": "sister", "text": "Has a sister named Ines who lives in Porto", "categories": {"RELATIONAL_BONDS": 1.0}, "said_at": "2025-01-02", "role": "stable"},
+    {
+        "id": "diet1",
+        "text": "Is vegetarian and has been for years",
+        "categories": {"PREFERENCES_HABITS": 1.0},
+        "slot": "diet",
+        "said_at": "2025-01-05",
+    },
+    {
+        "id": "diet2",
+        "text": "Started eating fish again, pescatarian now",
+        "categories": {"PREFERENCES_HABITS": 1.0},
+        "slot": "diet",
+        "said_at": "2025-06-01",
+        "links": {"supersedes": "diet1"},
+    },
+    {
+        "id": "trip",
+        "text": "Flying to Lisbon for a conference on March 3",
+        "categories": {"LOGISTICAL_CONTEXT": 1.0},
+        "said_at": "2025-02-01",
+        "event_time": "2025-03-03",
+    },
+    {
+        "id": "dog",
+        "text": "Thinking about adopting a dog",
+        "categories": {"PROJECTS_ENDEAVORS": 1.0},
+        "said_at": "2025-02-10",
+    },
+    {
+        "id": "nodog",
+        "text": "Decided against the dog after all",
+        "categories": {"PROJECTS_ENDEAVORS": 1.0},
+        "said_at": "2025-03-10",
+        "links": {"retracts": "dog"},
+    },
+    {
+        "id": "sister",
+        "text": "Has a sister named Ines who lives in Porto",
+        "categories": {"RELATIONAL_BONDS": 1.0},
+        "said_at": "2025-01-02",
+        "role": "stable",
+    },
 ]
 
 
@@ -97,8 +133,12 @@ def test_bad_input_names_the_field(bank):
 def test_failed_batch_adds_nothing(bank):
     n = bank.store.count()
     with pytest.raises(ValueError):
-        bank.add([{"id": "ok1", "text": "fine", "categories": {"OTHER": 1.0}, "said_at": "2025-01-01"},
-                  {"id": "bad", "text": "t", "categories": {"NOPE": 1.0}, "said_at": "2025-01-01"}])
+        bank.add(
+            [
+                {"id": "ok1", "text": "fine", "categories": {"OTHER": 1.0}, "said_at": "2025-01-01"},
+                {"id": "bad", "text": "t", "categories": {"NOPE": 1.0}, "said_at": "2025-01-01"},
+            ]
+        )
     assert bank.store.count() == n
 
 
@@ -170,7 +210,12 @@ def test_cli_end_to_end(tmp_path):
     facts = tmp_path / "facts.jsonl"
     facts.write_text("\n".join(json.dumps(f) for f in FACTS))
     db = str(tmp_path / "cli.db")
-    run = lambda *a: subprocess.run([sys.executable, "-m", "frcore.cli", "bank", *a], capture_output=True, text=True, timeout=300)  # noqa: E731
+
+    def run(*a: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "frcore.cli", "bank", *a], capture_output=True, text=True, timeout=300
+        )
+
     assert run("init", db).returncode == 0
     r = run("add", db, str(facts), "--json")
     assert r.returncode == 0, r.stderr
@@ -204,19 +249,48 @@ def test_related_pairs_from_links_and_slots():
 def test_linked_similarity_surfaces_the_replacement(tmp_path):
     """A question worded like the old value finds the new value through the slot link."""
     facts = [
-        {"id": "old", "text": "uses an iphone for calls", "categories": {"PREFERENCES_HABITS": 1.0}, "slot": "phone", "said_at": "2025-01-01"},
-        {"id": "new", "text": "switched to a galaxy android handset", "categories": {"PREFERENCES_HABITS": 1.0}, "slot": "phone", "said_at": "2025-05-01"},
-    ] + [{"id": f"x{i}", "text": f"unrelated chatter number {i} about weather and iphone news", "categories": {"OTHER": 1.0}, "said_at": "2025-03-01"} for i in range(30)]
+        {
+            "id": "old",
+            "text": "uses an iphone for calls",
+            "categories": {"PREFERENCES_HABITS": 1.0},
+            "slot": "phone",
+            "said_at": "2025-01-01",
+        },
+        {
+            "id": "new",
+            "text": "switched to a galaxy android handset",
+            "categories": {"PREFERENCES_HABITS": 1.0},
+            "slot": "phone",
+            "said_at": "2025-05-01",
+        },
+    ] + [
+        {
+            "id": f"x{i}",
+            "text": f"unrelated chatter number {i} about weather and iphone news",
+            "categories": {"OTHER": 1.0},
+            "said_at": "2025-03-01",
+        }
+        for i in range(30)
+    ]
     with Bank.open(str(tmp_path / "l.db"), embedder="hash") as b:
         b.add(facts)
         on = b.query("which iphone does the user use for calls", at="2025-06-01", k=3)
-        off = b.query("which iphone does the user use for calls", at="2025-06-01", k=3, config=PipelineConfig(propagation=0.0))
+        off = b.query(
+            "which iphone does the user use for calls", at="2025-06-01", k=3, config=PipelineConfig(propagation=0.0)
+        )
     assert on.ids[0] == "new" and on.results[0]["terms"]["sim_linked"] > on.results[0]["terms"]["sim_cosine"]
     assert "old" not in on.ids
     assert "new" not in off.ids[:1]
 
 
-@pytest.mark.parametrize("config", [PipelineConfig().score, PipelineConfig(score=__import__("frcore").ScoreConfig(numeric_exemption=False)).score, __import__("frcore").ScoreConfig(lifecycle=False)])
+@pytest.mark.parametrize(
+    "config",
+    [
+        PipelineConfig().score,
+        PipelineConfig(score=__import__("frcore").ScoreConfig(numeric_exemption=False)).score,
+        __import__("frcore").ScoreConfig(lifecycle=False),
+    ],
+)
 def test_distillation_mask_agrees_with_the_kernel_mask(config):
     """The NumPy view used by distillation admits exactly what frcore's mask admits (exhaustive)."""
     import itertools
@@ -224,16 +298,31 @@ def test_distillation_mask_agrees_with_the_kernel_mask(config):
     import frcore
     from frcore.bank._pipeline import admitted
 
-    combos = list(itertools.product(range(len(frcore.State)), range(len(frcore.Intent)), (False, True), (np.nan, -5.0, 5.0)))
+    combos = list(
+        itertools.product(range(len(frcore.State)), range(len(frcore.Intent)), (False, True), (np.nan, -5.0, 5.0))
+    )
     state = np.array([c[0] for c in combos])
     numeric = np.array([c[2] for c in combos])
     he = np.array([c[3] for c in combos])
     for intent in range(len(frcore.Intent)):
         mine = admitted(state, numeric, he, intent, config)
-        kernel = np.array([
-            np.isfinite(float(frcore.compatibility_mask(np.int32(s), np.int32(intent), np.bool_(not np.isnan(h)), np.float32(0.0 if np.isnan(h) else h), np.bool_(n), config)))
-            for s, n, h in zip(state, numeric, he)
-        ])
+        kernel = np.array(
+            [
+                np.isfinite(
+                    float(
+                        frcore.compatibility_mask(
+                            np.int32(s),
+                            np.int32(intent),
+                            np.bool_(not np.isnan(h)),
+                            np.float32(0.0 if np.isnan(h) else h),
+                            np.bool_(n),
+                            config,
+                        )
+                    )
+                )
+                for s, n, h in zip(state, numeric, he)
+            ]
+        )
         np.testing.assert_array_equal(mine, kernel)
 
 

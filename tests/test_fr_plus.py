@@ -9,10 +9,9 @@ import dataclasses
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
-from frcore import CATEGORY_NAMES, default_params, make_candidates, score_candidates, make_query
+from frcore import CATEGORY_NAMES, default_params, make_candidates, make_query, score_candidates
 from frcore.bank import PipelineConfig
 from frcore.bank._pipeline import Prepared, activation_floor_ages, relative_floor_params, retrieve
 from frcore.bench._systems import DEFAULT_SYSTEMS, PLUS_SYSTEMS, SYSTEMS, resolve_systems
@@ -281,9 +280,19 @@ def test_activation_floor_property(cats, ages, typed):
     out = activation_floor_ages(a, w, ty, PARAMS, PipelineConfig().score)
     assert (out <= a + 1e-12).all()
     floors = np.asarray(PARAMS.floors, dtype=np.float64)
-    stable_cats = {CATEGORY_NAMES.index(c) for c in (
-        "IDENTITY_SELF_CONCEPT", "RELATIONAL_BONDS", "INTELLECTUAL_INTERESTS", "HEALTH_WELLBEING",
-        "PROJECTS_ENDEAVORS", "HOBBIES_RECREATION", "PREFERENCES_HABITS", "FINANCIAL_MATERIAL")}
+    stable_cats = {
+        CATEGORY_NAMES.index(c)
+        for c in (
+            "IDENTITY_SELF_CONCEPT",
+            "RELATIONAL_BONDS",
+            "INTELLECTUAL_INTERESTS",
+            "HEALTH_WELLBEING",
+            "PROJECTS_ENDEAVORS",
+            "HOBBIES_RECREATION",
+            "PREFERENCES_HABITS",
+            "FINANCIAL_MATERIAL",
+        )
+    }
     cands = make_candidates(sim=np.full(n, 0.5), weights=w, ages=out)
     terms = score_candidates(PARAMS, make_query("current", np.zeros(C)), cands)
     act = np.asarray(terms.activation, dtype=np.float64)

@@ -19,7 +19,10 @@ LOG = CATEGORY_NAMES.index("LOGISTICAL_CONTEXT")
 
 
 def _equal(p, q) -> bool:
-    return all(np.asarray(a).dtype == np.asarray(b).dtype and np.array_equal(np.asarray(a), np.asarray(b)) for a, b in zip(p, q))
+    return all(
+        np.asarray(a).dtype == np.asarray(b).dtype and np.array_equal(np.asarray(a), np.asarray(b))
+        for a, b in zip(p, q)
+    )
 
 
 def _doc(**changes):
@@ -43,8 +46,13 @@ def test_default_round_trip_is_exact_and_readable(tmp_path):
 
 def test_changed_params_round_trip_exactly(tmp_path):
     rng = np.random.default_rng(0)
-    p = fr.replace_params(fr.default_params(), alpha=rng.uniform(0, 1, 11), rates=rng.uniform(1e-4, 1e-1, 11),
-                          clocks=rng.dirichlet(np.ones(3), 11), global_alpha=0.123456789)
+    p = fr.replace_params(
+        fr.default_params(),
+        alpha=rng.uniform(0, 1, 11),
+        rates=rng.uniform(1e-4, 1e-1, 11),
+        clocks=rng.dirichlet(np.ones(3), 11),
+        global_alpha=0.123456789,
+    )
     back = fr.load_params(fr.save_params(p, tmp_path / "p.json"))
     assert _equal(back, p)
     assert not _equal(back, fr.default_params())
@@ -80,30 +88,33 @@ def test_formats_md_example_loads():
 # --------------------------------------------------------------------------- file errors
 
 
-@pytest.mark.parametrize("mutate, field", [
-    (lambda d: d.update(format="v2"), "format"),
-    (lambda d: d.update(extra=1), "extra"),
-    (lambda d: d.update(params=[1]), "params"),
-    (lambda d: d.update(certificate=[1]), "certificate"),
-    (lambda d: d["params"].pop("routing_boost"), "params.routing_boost"),
-    (lambda d: d["params"].update(speed=1.0), "params.speed"),
-    (lambda d: d["params"].update(alpha=[0.1] * 10), "params.alpha"),
-    (lambda d: d["params"].update(clocks=[[0.5, 0.5]] * 11), "params.clocks"),
-    (lambda d: d["params"].update(global_alpha=[0.1]), "params.global_alpha"),
-    (lambda d: d["params"].update(global_alpha=True), "params.global_alpha"),
-    (lambda d: d["params"].update(global_alpha="0.1"), "params.global_alpha"),
-    (lambda d: d["params"].update(global_alpha=None), "params.global_alpha"),
-    (lambda d: d["params"]["rates"].__setitem__(3, "x"), "params.rates[3]"),
-    (lambda d: d["params"].update(clocks=[[0.4, 0.3, 0.3]] * 10 + [[0.5, 0.5]]), "params.clocks"),
-    (lambda d: d["params"]["alpha"].__setitem__(OBL, 1.5), "params.alpha.OBLIGATIONS"),
-    (lambda d: d["params"]["rates"].__setitem__(LOG, 0.0), "params.rates.LOGISTICAL_CONTEXT"),
-    (lambda d: d["params"]["floors"].__setitem__(0, -0.1), "params.floors.IDENTITY_SELF_CONCEPT"),
-    (lambda d: d["params"]["clocks"].__setitem__(OBL, [0.8, 0.3, -0.1]), "params.clocks.OBLIGATIONS.conv"),
-    (lambda d: d["params"]["clocks"].__setitem__(OBL, [0.8, 0.3, 0.1]), "params.clocks.OBLIGATIONS"),
-    (lambda d: d["params"].update(antic_window=-1.0), "params.antic_window"),
-    (lambda d: d["params"].update(numeric_exempt_weight=2.0), "params.numeric_exempt_weight"),
-    (lambda d: d["params"].update(antic_peak=float("nan")), "params.antic_peak"),
-])
+@pytest.mark.parametrize(
+    "mutate, field",
+    [
+        (lambda d: d.update(format="v2"), "format"),
+        (lambda d: d.update(extra=1), "extra"),
+        (lambda d: d.update(params=[1]), "params"),
+        (lambda d: d.update(certificate=[1]), "certificate"),
+        (lambda d: d["params"].pop("routing_boost"), "params.routing_boost"),
+        (lambda d: d["params"].update(speed=1.0), "params.speed"),
+        (lambda d: d["params"].update(alpha=[0.1] * 10), "params.alpha"),
+        (lambda d: d["params"].update(clocks=[[0.5, 0.5]] * 11), "params.clocks"),
+        (lambda d: d["params"].update(global_alpha=[0.1]), "params.global_alpha"),
+        (lambda d: d["params"].update(global_alpha=True), "params.global_alpha"),
+        (lambda d: d["params"].update(global_alpha="0.1"), "params.global_alpha"),
+        (lambda d: d["params"].update(global_alpha=None), "params.global_alpha"),
+        (lambda d: d["params"]["rates"].__setitem__(3, "x"), "params.rates[3]"),
+        (lambda d: d["params"].update(clocks=[[0.4, 0.3, 0.3]] * 10 + [[0.5, 0.5]]), "params.clocks"),
+        (lambda d: d["params"]["alpha"].__setitem__(OBL, 1.5), "params.alpha.OBLIGATIONS"),
+        (lambda d: d["params"]["rates"].__setitem__(LOG, 0.0), "params.rates.LOGISTICAL_CONTEXT"),
+        (lambda d: d["params"]["floors"].__setitem__(0, -0.1), "params.floors.IDENTITY_SELF_CONCEPT"),
+        (lambda d: d["params"]["clocks"].__setitem__(OBL, [0.8, 0.3, -0.1]), "params.clocks.OBLIGATIONS.conv"),
+        (lambda d: d["params"]["clocks"].__setitem__(OBL, [0.8, 0.3, 0.1]), "params.clocks.OBLIGATIONS"),
+        (lambda d: d["params"].update(antic_window=-1.0), "params.antic_window"),
+        (lambda d: d["params"].update(numeric_exempt_weight=2.0), "params.numeric_exempt_weight"),
+        (lambda d: d["params"].update(antic_peak=float("nan")), "params.antic_peak"),
+    ],
+)
 def test_every_file_error_names_the_file_and_field(tmp_path, mutate, field):
     doc = _doc()
     mutate(doc)
@@ -131,15 +142,18 @@ def test_unreadable_files_name_the_file(tmp_path):
 # --------------------------------------------------------------------------- overrides
 
 
-@pytest.mark.parametrize("text, changes", [
-    ("rate.LOGISTICAL_CONTEXT=0.016", {"rate.LOGISTICAL_CONTEXT": 0.016}),
-    ("rates.logistical_context=0.016", {"rate.LOGISTICAL_CONTEXT": 0.016}),
-    ("alpha.OBLIGATIONS=0.1", {"alpha.OBLIGATIONS": 0.1}),
-    ("cognitive_rate.OTHER=0.01", {"cognitive_rate.OTHER": 0.01}),
-    ("global_alpha=0.2", {"global_alpha": 0.2}),
-    ("numeric_exempt_weight=1", {"numeric_exempt_weight": 1.0}),
-    ("clock.OBLIGATIONS=0.6/0.2/0.2", {"clock.OBLIGATIONS": [0.6, 0.2, 0.2]}),
-])
+@pytest.mark.parametrize(
+    "text, changes",
+    [
+        ("rate.LOGISTICAL_CONTEXT=0.016", {"rate.LOGISTICAL_CONTEXT": 0.016}),
+        ("rates.logistical_context=0.016", {"rate.LOGISTICAL_CONTEXT": 0.016}),
+        ("alpha.OBLIGATIONS=0.1", {"alpha.OBLIGATIONS": 0.1}),
+        ("cognitive_rate.OTHER=0.01", {"cognitive_rate.OTHER": 0.01}),
+        ("global_alpha=0.2", {"global_alpha": 0.2}),
+        ("numeric_exempt_weight=1", {"numeric_exempt_weight": 1.0}),
+        ("clock.OBLIGATIONS=0.6/0.2/0.2", {"clock.OBLIGATIONS": [0.6, 0.2, 0.2]}),
+    ],
+)
 def test_each_override_sets_exactly_its_value(text, changes):
     assert fr.param_changes(fr.apply_param_overrides(None, [text])) == changes
 
@@ -162,12 +176,16 @@ def test_one_clock_sensitivity_rescales_the_rest_of_its_row():
     assert np.allclose(np.asarray(q.clocks), [[0, 0, 1]] * 11)
     r = fr.apply_param_overrides(q, ["clock.abs.OTHER=0.4"])
     assert np.allclose(np.asarray(r.clocks, dtype=np.float64)[-1], [0.4, 0.0, 0.6])
-    s = fr.apply_param_overrides(None, ["clock.OTHER=1/0/0", "clock.abs.OTHER=0.4"])  # the rest of the row is 0: split equally
+    s = fr.apply_param_overrides(
+        None, ["clock.OTHER=1/0/0", "clock.abs.OTHER=0.4"]
+    )  # the rest of the row is 0: split equally
     assert np.allclose(np.asarray(s.clocks, dtype=np.float64)[-1], [0.4, 0.3, 0.3])
 
 
 def test_overrides_apply_in_order_on_top_of_a_file(tmp_path):
-    path = fr.save_params(fr.apply_param_overrides(None, ["alpha.OBLIGATIONS=0.2", "global_alpha=0.3"]), tmp_path / "p.json")
+    path = fr.save_params(
+        fr.apply_param_overrides(None, ["alpha.OBLIGATIONS=0.2", "global_alpha=0.3"]), tmp_path / "p.json"
+    )
     p = fr.resolve_params(path, ["alpha.*=0.5", "alpha.OBLIGATIONS=0.1"])
     assert float(p.alpha[OBL]) == pytest.approx(0.1) and float(p.alpha[0]) == pytest.approx(0.5)
     assert float(p.global_alpha) == pytest.approx(0.3)  # from the file
@@ -175,27 +193,30 @@ def test_overrides_apply_in_order_on_top_of_a_file(tmp_path):
     assert _equal(fr.resolve_params(path, ()), fr.load_params(path))
 
 
-@pytest.mark.parametrize("text, field, words", [
-    ("rate.LOGISTICAL=0.1", "rate.LOGISTICAL", "unknown category 'LOGISTICAL'"),
-    ("speed=1", "speed", "unknown parameter"),
-    ("decay.OBLIGATIONS=1", "decay.OBLIGATIONS", "unknown parameter group 'decay'"),
-    ("alpha=0.1", "alpha", "one value per category"),
-    ("clock=0.1", "clock", "one value per category"),
-    ("global_alpha.OTHER=0.1", "global_alpha.OTHER", "is a scalar"),
-    ("alpha.OBLIGATIONS.x=0.1", "alpha.OBLIGATIONS.x", "expected alpha.CATEGORY"),
-    ("clock.fast.OBLIGATIONS=0.1", "clock.fast.OBLIGATIONS", "unknown clock 'fast'"),
-    ("clock.OBLIGATIONS=0.5/0.5", "clock.OBLIGATIONS", "three numbers"),
-    ("clock.OBLIGATIONS=0.5/0.5/0.5", "clock.OBLIGATIONS", "must sum to 1"),
-    ("clock.abs.OBLIGATIONS=1.5", "clock.abs.OBLIGATIONS", "[0, 1]"),
-    ("global_alpha=abc", "global_alpha", "not a number"),
-    ("global_alpha=nan", "global_alpha", "not finite"),
-    ("alpha.OBLIGATIONS=1.5", "alpha.OBLIGATIONS", "must lie in [0, 1], got 1.5"),
-    ("rate.*=0", "rate.*", "must be > 0"),
-    ("floor.OTHER=-1", "floor.OTHER", "must lie in [0, 1]"),
-    ("antic_window=-5", "antic_window", "must be > 0"),
-    ("alpha.OBLIGATIONS", "alpha.OBLIGATIONS", "expected NAME=VALUE"),
-    ("=0.1", "=0.1", "expected NAME=VALUE"),
-])
+@pytest.mark.parametrize(
+    "text, field, words",
+    [
+        ("rate.LOGISTICAL=0.1", "rate.LOGISTICAL", "unknown category 'LOGISTICAL'"),
+        ("speed=1", "speed", "unknown parameter"),
+        ("decay.OBLIGATIONS=1", "decay.OBLIGATIONS", "unknown parameter group 'decay'"),
+        ("alpha=0.1", "alpha", "one value per category"),
+        ("clock=0.1", "clock", "one value per category"),
+        ("global_alpha.OTHER=0.1", "global_alpha.OTHER", "is a scalar"),
+        ("alpha.OBLIGATIONS.x=0.1", "alpha.OBLIGATIONS.x", "expected alpha.CATEGORY"),
+        ("clock.fast.OBLIGATIONS=0.1", "clock.fast.OBLIGATIONS", "unknown clock 'fast'"),
+        ("clock.OBLIGATIONS=0.5/0.5", "clock.OBLIGATIONS", "three numbers"),
+        ("clock.OBLIGATIONS=0.5/0.5/0.5", "clock.OBLIGATIONS", "must sum to 1"),
+        ("clock.abs.OBLIGATIONS=1.5", "clock.abs.OBLIGATIONS", "[0, 1]"),
+        ("global_alpha=abc", "global_alpha", "not a number"),
+        ("global_alpha=nan", "global_alpha", "not finite"),
+        ("alpha.OBLIGATIONS=1.5", "alpha.OBLIGATIONS", "must lie in [0, 1], got 1.5"),
+        ("rate.*=0", "rate.*", "must be > 0"),
+        ("floor.OTHER=-1", "floor.OTHER", "must lie in [0, 1]"),
+        ("antic_window=-5", "antic_window", "must be > 0"),
+        ("alpha.OBLIGATIONS", "alpha.OBLIGATIONS", "expected NAME=VALUE"),
+        ("=0.1", "=0.1", "expected NAME=VALUE"),
+    ],
+)
 def test_every_override_error_names_the_field(text, field, words):
     with pytest.raises(ParamsError) as e:
         fr.apply_param_overrides(None, [text])
@@ -206,8 +227,12 @@ def test_every_override_error_names_the_field(text, field, words):
 def test_grid_values_are_parsed_and_checked():
     name, ovs = fr.parse_param_grid("clock.OBLIGATIONS=0.6/0.2/0.2,0.4/0.3/0.3")
     assert name == "clock.OBLIGATIONS" and [o.value for o in ovs] == [(0.6, 0.2, 0.2), (0.4, 0.3, 0.3)]
-    for bad, words in (("alpha.OBLIGATIONS=0.1,,0.2", "empty value"), ("alpha.OBLIGATIONS=0.1,0.1", "repeated"),
-                       ("alpha.OBLIGATIONS=0.1,x", "not a number"), ("alpha.NOPE=0.1,0.2", "unknown category")):
+    for bad, words in (
+        ("alpha.OBLIGATIONS=0.1,,0.2", "empty value"),
+        ("alpha.OBLIGATIONS=0.1,0.1", "repeated"),
+        ("alpha.OBLIGATIONS=0.1,x", "not a number"),
+        ("alpha.NOPE=0.1,0.2", "unknown category"),
+    ):
         with pytest.raises(ParamsError, match=words):
             fr.parse_param_grid(bad)
 
@@ -240,16 +265,30 @@ def bad_file(tmp_path):
     return str(path)
 
 
-@pytest.mark.parametrize("argv", [
-    ["bench", "run", "--suite", "synthetic", "--embedder", "hash"],
-    ["bench", "locomo", "--data", "/nonexistent/locomo.json", "--embedder", "hash", "--json", "/tmp/never.json"],
-    ["sweep", "--suite", "synthetic", "--embedder", "hash", "--out", "/tmp/never"],
-    ["sweep", "grid", "--suite", "synthetic", "--embedder", "hash", "--param", "global_alpha=0.1,0.2", "--json", "/tmp/never.json"],
-    ["theory", "--suite", "synthetic", "--embedder", "hash"],
-    ["calibrate", "--suite", "synthetic", "--embedder", "hash", "--out", "/tmp/never.json"],
-    ["bank", "query", "/nonexistent/bank.db", "where do I live"],  # checked before the bank is opened
-    ["bank", "explain", "/nonexistent/bank.db", "where do I live"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["bench", "run", "--suite", "synthetic", "--embedder", "hash"],
+        ["bench", "locomo", "--data", "/nonexistent/locomo.json", "--embedder", "hash", "--json", "/tmp/never.json"],
+        ["sweep", "--suite", "synthetic", "--embedder", "hash", "--out", "/tmp/never"],
+        [
+            "sweep",
+            "grid",
+            "--suite",
+            "synthetic",
+            "--embedder",
+            "hash",
+            "--param",
+            "global_alpha=0.1,0.2",
+            "--json",
+            "/tmp/never.json",
+        ],
+        ["theory", "--suite", "synthetic", "--embedder", "hash"],
+        ["calibrate", "--suite", "synthetic", "--embedder", "hash", "--out", "/tmp/never.json"],
+        ["bank", "query", "/nonexistent/bank.db", "where do I live"],  # checked before the bank is opened
+        ["bank", "explain", "/nonexistent/bank.db", "where do I live"],
+    ],
+)
 def test_every_scoring_command_rejects_a_bad_params_file_in_one_line(argv, bad_file, capsys):
     rc, out = _run_cli(argv + ["--params", bad_file], capsys)
     lines = out.err.strip().splitlines()
@@ -257,13 +296,39 @@ def test_every_scoring_command_rejects_a_bad_params_file_in_one_line(argv, bad_f
     assert f"{bad_file}: params.alpha.OBLIGATIONS: must lie in [0, 1], got 1.5" in lines[0]
 
 
-@pytest.mark.parametrize("argv", [
-    ["bench", "run", "--suite", "synthetic", "--embedder", "hash", "--param", "alpha.NOPE=0.1"],
-    ["sweep", "grid", "--suite", "synthetic", "--embedder", "hash", "--param", "alpha.NOPE=0.1,0.2", "--json", "/tmp/never.json"],
-    ["theory", "--suite", "synthetic", "--embedder", "hash", "--param", "alpha.NOPE=0.1"],
-    ["compare", "--suite", "synthetic", "--embedder", "hash", "--a", "default", "--b", "default", "--b-param", "alpha.NOPE=0.1"],
-    ["bank", "query", "/nonexistent/bank.db", "where do I live", "--param", "alpha.NOPE=0.1"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["bench", "run", "--suite", "synthetic", "--embedder", "hash", "--param", "alpha.NOPE=0.1"],
+        [
+            "sweep",
+            "grid",
+            "--suite",
+            "synthetic",
+            "--embedder",
+            "hash",
+            "--param",
+            "alpha.NOPE=0.1,0.2",
+            "--json",
+            "/tmp/never.json",
+        ],
+        ["theory", "--suite", "synthetic", "--embedder", "hash", "--param", "alpha.NOPE=0.1"],
+        [
+            "compare",
+            "--suite",
+            "synthetic",
+            "--embedder",
+            "hash",
+            "--a",
+            "default",
+            "--b",
+            "default",
+            "--b-param",
+            "alpha.NOPE=0.1",
+        ],
+        ["bank", "query", "/nonexistent/bank.db", "where do I live", "--param", "alpha.NOPE=0.1"],
+    ],
+)
 def test_every_scoring_command_rejects_a_bad_override_in_one_line(argv, capsys):
     rc, out = _run_cli(argv, capsys)
     lines = out.err.strip().splitlines()
@@ -274,12 +339,30 @@ def test_every_scoring_command_rejects_a_bad_override_in_one_line(argv, capsys):
 def test_bench_run_reads_params_and_overrides(tmp_path, capsys):
     """Same parameters by file → identical records; a changed file and its override form → the
     same (changed) records, recorded in the result."""
-    common = ["bench", "run", "--suite", "synthetic", "--personas", "1", "--seed", "2", "--embedder", "hash", "--systems", "fr-full", "--no-terms"]
+    common = [
+        "bench",
+        "run",
+        "--suite",
+        "synthetic",
+        "--personas",
+        "1",
+        "--seed",
+        "2",
+        "--embedder",
+        "hash",
+        "--systems",
+        "fr-full",
+        "--no-terms",
+    ]
     default_file = fr.save_params(fr.default_params(), tmp_path / "default.json")
     changed = fr.save_params(fr.apply_param_overrides(None, ["alpha.*=1", "floor.*=0"]), tmp_path / "changed.json")
     results = {}
-    for name, extra in (("none", []), ("default", ["--params", str(default_file)]), ("file", ["--params", str(changed)]),
-                        ("flags", ["--param", "alpha.*=1", "--param", "floor.*=0"])):
+    for name, extra in (
+        ("none", []),
+        ("default", ["--params", str(default_file)]),
+        ("file", ["--params", str(changed)]),
+        ("flags", ["--param", "alpha.*=1", "--param", "floor.*=0"]),
+    ):
         path = tmp_path / f"{name}.json"
         rc, _ = _run_cli(common + extra + ["--json", str(path)], capsys)
         assert rc == 0
@@ -294,9 +377,8 @@ def test_bench_run_reads_params_and_overrides(tmp_path, capsys):
 
 
 def test_theory_and_calibrate_score_under_the_given_params():
-    from frcore.bench import generate_suites, parse_suite
     from frcore.bank import get_embedder
-
+    from frcore.bench import generate_suites, parse_suite
     from theory.calibrate import calibrate
     from theory.diagnose import Context
 
@@ -321,19 +403,42 @@ def test_bank_query_reads_params_and_overrides(tmp_path, capsys):
 
     db = tmp_path / "bank.db"
     with Bank.open(str(db), embedder="hash") as bank:
-        bank.add([
-            {"id": "old", "text": "Lives in Porto near the river", "categories": {"LOGISTICAL_CONTEXT": 1.0},
-             "said_at": "2024-01-01", "slot": "city"},
-            {"id": "new", "text": "Moved to Lisbon for a new job", "categories": {"LOGISTICAL_CONTEXT": 1.0},
-             "said_at": "2025-01-01", "slot": "city"},
-            {"id": "dr", "text": "Dentist appointment every spring", "categories": {"OBLIGATIONS": 1.0}, "said_at": "2023-05-01"},
-        ])
+        bank.add(
+            [
+                {
+                    "id": "old",
+                    "text": "Lives in Porto near the river",
+                    "categories": {"LOGISTICAL_CONTEXT": 1.0},
+                    "said_at": "2024-01-01",
+                    "slot": "city",
+                },
+                {
+                    "id": "new",
+                    "text": "Moved to Lisbon for a new job",
+                    "categories": {"LOGISTICAL_CONTEXT": 1.0},
+                    "said_at": "2025-01-01",
+                    "slot": "city",
+                },
+                {
+                    "id": "dr",
+                    "text": "Dentist appointment every spring",
+                    "categories": {"OBLIGATIONS": 1.0},
+                    "said_at": "2023-05-01",
+                },
+            ]
+        )
     default_file = fr.save_params(fr.default_params(), tmp_path / "default.json")
     changed = fr.save_params(fr.apply_param_overrides(None, ["alpha.*=1", "floor.*=0"]), tmp_path / "changed.json")
     scores = {}
-    for name, extra in (("none", []), ("default", ["--params", str(default_file)]), ("file", ["--params", str(changed)]),
-                        ("flags", ["--param", "alpha.*=1", "--param", "floor.*=0"])):
-        rc, out = _run_cli(["bank", "query", str(db), "where does the user live", "--at", "2025-06-01", "--json", *extra], capsys)
+    for name, extra in (
+        ("none", []),
+        ("default", ["--params", str(default_file)]),
+        ("file", ["--params", str(changed)]),
+        ("flags", ["--param", "alpha.*=1", "--param", "floor.*=0"]),
+    ):
+        rc, out = _run_cli(
+            ["bank", "query", str(db), "where does the user live", "--at", "2025-06-01", "--json", *extra], capsys
+        )
         assert rc == 0, out.err
         scores[name] = {r["id"]: r["score"] for r in json.loads(out.out)["results"]}
     assert scores["none"] == scores["default"]

@@ -137,7 +137,11 @@ def _fr_full_with(label: str, params: LifecycleParams | None):
     from frcore.bench.compare import resolve_side
 
     system, _, _ = resolve_side("default")
-    return System(label, system.pipeline, system.description, lambda _base, s=system, p=params: s.params(p))
+
+    def params_fn(_base: LifecycleParams) -> LifecycleParams:
+        return system.params(params)
+
+    return System(label, system.pipeline, system.description, params_fn)
 
 
 def calibrate_folds(

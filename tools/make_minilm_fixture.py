@@ -30,8 +30,25 @@ OUT = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "minilm_re
 _LONG = " ".join(
     f"On day {i} the assistant noted that the user's preference for {w} had changed again, "
     "which mattered for the lifecycle of older memories."
-    for i, w in enumerate(["tea", "coffee", "cocoa", "mate", "juice", "water", "soda", "milk",
-                           "kefir", "broth", "cider", "lassi", "kombucha", "horchata", "chai"])
+    for i, w in enumerate(
+        [
+            "tea",
+            "coffee",
+            "cocoa",
+            "mate",
+            "juice",
+            "water",
+            "soda",
+            "milk",
+            "kefir",
+            "broth",
+            "cider",
+            "lassi",
+            "kombucha",
+            "horchata",
+            "chai",
+        ]
+    )
 )
 
 #: Varied sentences: short, long, punctuation, numbers, casing, non-ASCII, > 256 word pieces.
@@ -62,7 +79,7 @@ SENTENCES: list[str] = [
     "def f(x): return x ** 2  # a Python one-liner",
     "I used to be vegetarian, but since March I eat fish again.",
     "Remind me: the rent is due on the 1st; the car insurance renews on 2025-07-15.",
-    "She said \"never again\" and meant it.",
+    'She said "never again" and meant it.',
     "a a a a a a a a a a a a a a a a a a a a",
     "Supercalifragilisticexpialidocious antidisestablishmentarianism pneumonoultramicroscopic",
     _LONG,
@@ -80,8 +97,7 @@ def main() -> int:
     model = SentenceTransformer(str(model_dir), device="cpu")
     assert model.max_seq_length == 256, model.max_seq_length
     with torch.no_grad():
-        vecs = model.encode(SENTENCES, batch_size=8, convert_to_numpy=True,
-                            normalize_embeddings=False)
+        vecs = model.encode(SENTENCES, batch_size=8, convert_to_numpy=True, normalize_embeddings=False)
     tok = model.tokenizer(SENTENCES, truncation=True, max_length=model.max_seq_length)
     ids = [list(map(int, x)) for x in tok["input_ids"]]
     assert max(len(x) for x in ids) == 256, "need one sentence truncated at 256 word pieces"
@@ -103,10 +119,10 @@ def main() -> int:
         ],
     }
     OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps(doc, ensure_ascii=False, separators=(",", ":")) + "\n",
-                   encoding="utf-8")
-    print(f"wrote {OUT}: {len(SENTENCES)} sentences, dim {vecs.shape[1]}, "
-          f"longest {max(len(x) for x in ids)} word pieces")
+    OUT.write_text(json.dumps(doc, ensure_ascii=False, separators=(",", ":")) + "\n", encoding="utf-8")
+    print(
+        f"wrote {OUT}: {len(SENTENCES)} sentences, dim {vecs.shape[1]}, longest {max(len(x) for x in ids)} word pieces"
+    )
     return 0
 
 

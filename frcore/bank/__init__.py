@@ -1,28 +1,56 @@
 """FR-Bank: a persistent, append-only, bi-temporal lifecycle-aware memory store with the
 eight-stage retrieval pipeline (SPEC §4)."""
 
-from ._bank import Bank as Bank, EmbedderMismatch as EmbedderMismatch, QueryResult as QueryResult
-from ._bank import neutralize as neutralize, owner_pattern as owner_pattern, result_limit as result_limit
-from ._bank import parse_time as parse_time, to_hours as to_hours
+from ._bank import (
+    Bank as Bank,
+    EmbedderMismatch as EmbedderMismatch,
+    QueryResult as QueryResult,
+    neutralize as neutralize,
+    owner_pattern as owner_pattern,
+    parse_time as parse_time,
+    result_limit as result_limit,
+    to_hours as to_hours,
+)
 from ._cache import CachedEmbedder as CachedEmbedder
 from ._embed import get_embedder as get_embedder
 from ._facts import FactRecord as FactRecord, parse_fact as parse_fact
-from ._injection import Detection as Detection, detect as detect_injection, instruction_rule as instruction_rule
-from ._injection import looks_like_instruction as looks_like_instruction
+from ._injection import (
+    Detection as Detection,
+    detect as detect_injection,
+    instruction_rule as instruction_rule,
+    looks_like_instruction as looks_like_instruction,
+)
 from ._lifecycle import derive_states as derive_states
 from ._pipeline import PipelineConfig as PipelineConfig, retrieve as retrieve, scale_sigma_max as scale_sigma_max
 from ._query import INTENT_RULES as INTENT_RULES, Router as Router, infer_intent as infer_intent
 
 __all__ = [
-    "Bank", "QueryResult", "PipelineConfig", "Router", "infer_intent", "retrieve", "parse_time", "to_hours",
+    "Bank",
+    "QueryResult",
+    "PipelineConfig",
+    "Router",
+    "infer_intent",
+    "retrieve",
+    "parse_time",
+    "to_hours",
     # query understanding: the intent rules, the owner's name read as "the user", the largest k
-    "INTENT_RULES", "owner_pattern", "neutralize", "result_limit",
+    "INTENT_RULES",
+    "owner_pattern",
+    "neutralize",
+    "result_limit",
     # facts and their lifecycle states
-    "FactRecord", "parse_fact", "derive_states",
+    "FactRecord",
+    "parse_fact",
+    "derive_states",
     # embedders (a bank records its own: opening it with another raises EmbedderMismatch)
-    "get_embedder", "CachedEmbedder", "EmbedderMismatch",
+    "get_embedder",
+    "CachedEmbedder",
+    "EmbedderMismatch",
     # the σ-scale rule of PipelineConfig(sigma_scale="max")
     "scale_sigma_max",
     # the prompt-injection detector behind quarantine
-    "Detection", "detect_injection", "instruction_rule", "looks_like_instruction",
+    "Detection",
+    "detect_injection",
+    "instruction_rule",
+    "looks_like_instruction",
 ]

@@ -6,21 +6,21 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
+from .._packed import ROW_START
 from .._params import LifecycleParams, default_params, validate_params
 from .._time import EPOCH as EPOCH, hours_since_epoch, parse_time as _parse_time
-from .._packed import ROW_START
 from .._types import STATE_NAMES, score_summands
 from ._embed import DEFAULT_EMBEDDER, embedder_identity, get_embedder
 from ._lexical import LexicalIndex, _tokenize_many
 from ._pipeline import PipelineConfig, Prepared, Retrieval, related_pairs, retrieve
 from ._query import Router, check_intent, infer_intent, routing_from_categories
 from ._store import StoreError
-
 
 
 class EmbedderMismatch(StoreError):
@@ -37,7 +37,7 @@ def _vectors_embedder(store) -> tuple[str, int] | None:
     bases = {m.split("|owner=", 1)[0]: d for m, d in store.embedding_models().items()}
     if len(bases) != 1:
         return None
-    (name, dim), = bases.items()
+    ((name, dim),) = bases.items()
     try:
         known = embedder_identity(name)
     except ValueError:  # vectors of a caller's own embedder object: nothing to infer from the name
@@ -84,7 +84,7 @@ def parse_time(value: str | _dt.datetime | _dt.date | None, field_name: str = "a
 EMBED_CHUNK = 256
 
 
-def result_limit(config: "PipelineConfig") -> int | None:
+def result_limit(config: PipelineConfig) -> int | None:
     """The most results one query can return under ``config``: the lifecycle ranker scores the
     distilled candidates (``n_distill``; without distillation, every candidate the three stages
     found); a flat ranker (cosine, BM25) ranks every row (``None``: no limit but the bank)."""
@@ -174,13 +174,22 @@ class Bank:
     ['f1']
     """
 
-    def __init__(self, store, embedder, params: LifecycleParams | None = None, router: Router | None = None, owner: str | None = None):
+    def __init__(
+        self,
+        store,
+        embedder,
+        params: LifecycleParams | None = None,
+        router: Router | None = None,
+        owner: str | None = None,
+    ):
         self.store = store
         self.embedder = embedder
         self.owner = owner
         self._owner_re = owner_pattern(owner)
         # Vectors depend on the owner normalisation: cache them under a key that says so.
-        self.embedding_key = embedder.name + (f"|owner={owner.strip().lower()}" if self._owner_re else "")
+        self.embedding_key = embedder.name + (
+            f"|owner={owner.strip().lower()}" if owner is not None and self._owner_re else ""
+        )
         self.params = validate_params(params) if params is not None else default_params()
         self.router = router if router is not None else Router(embedder)
         self._views: dict[tuple, _View] = {}
@@ -191,8 +200,16 @@ class Bank:
 
     # ------------------------------------------------------------------ lifecycle
     @classmethod
-    def open(cls, path: str, embedder: str | Any | None = None, params: LifecycleParams | None = None,
-             owner: str | None = None, *, readonly: bool = False, create: bool = True) -> "Bank":
+    def open(
+        cls,
+        path: str,
+        embedder: str | Any | None = None,
+        params: LifecycleParams | None = None,
+        owner: str | None = None,
+        *,
+        readonly: bool = False,
+        create: bool = True,
+    ) -> Bank:
         """Open (or create, with ``create``) the bank at ``path``; ``owner`` is the name of the
         user whose memory this is (see :func:`owner_pattern`). ``readonly``: never write (queries
         re-embed a missing vector in memory); works on read-only storage. A file that is not an
@@ -211,11 +228,13 @@ class Bank:
 
         asked = None
         if embedder is not None:
-            asked = (embedder_identity(embedder) if isinstance(embedder, str)
-                     else (str(embedder.name), int(embedder.dim)))
+            asked = (
+                embedder_identity(embedder) if isinstance(embedder, str) else (str(embedder.name), int(embedder.dim))
+            )
         # first: a bad path fails before a model loads
-        store = Store.open(path, readonly=readonly, create=create,
-                           embedder=asked or embedder_identity(DEFAULT_EMBEDDER))
+        store = Store.open(
+            path, readonly=readonly, create=create, embedder=asked or embedder_identity(DEFAULT_EMBEDDER)
+        )
         try:
             recorded, source = store.recorded_embedder(), "recorded in the bank"
             if recorded is None:
@@ -226,7 +245,8 @@ class Bank:
                     f"asked for {asked[0]!r} "
                     f"({asked[1]}-d): open it without an embedder (fr bank: without --embedder) to use its own; "
                     f"vectors of two embedders are not comparable (to change embedder, export the facts and add them "
-                    f"to a new bank)")
+                    f"to a new bank)"
+                )
             if embedder is not None and not isinstance(embedder, str):
                 emb = embedder
             else:
@@ -236,10 +256,13 @@ class Bank:
                 except ValueError:
                     raise EmbedderMismatch(
                         f"{path}: the bank's embedder {name!r} ({source}) is not a built-in one; "
-                        f"open it with that embedder object (Bank.open(path, embedder=...))") from None
+                        f"open it with that embedder object (Bank.open(path, embedder=...))"
+                    ) from None
                 if recorded is not None and (emb.name, emb.dim) != recorded:
-                    raise EmbedderMismatch(f"{path}: the bank's embedder {recorded[0]!r} ({recorded[1]}-d, {source}) "
-                                           f"loads as {emb.name!r} ({emb.dim}-d)")
+                    raise EmbedderMismatch(
+                        f"{path}: the bank's embedder {recorded[0]!r} ({recorded[1]}-d, {source}) "
+                        f"loads as {emb.name!r} ({emb.dim}-d)"
+                    )
             if not store.readonly:  # recorded by the first write of a bank that has no record yet
                 store._embedder_to_record = (str(emb.name), int(emb.dim))
             return cls(store, emb, params, owner=owner)
@@ -254,15 +277,20 @@ class Bank:
     def close(self) -> None:
         self.store.close()
 
-    def __enter__(self) -> "Bank":
+    def __enter__(self) -> Bank:
         return self
 
     def __exit__(self, *exc) -> None:
         self.close()
 
     # ------------------------------------------------------------------ writes
-    def add(self, facts: Iterable[Mapping[str, Any]], recorded_at: _dt.datetime | None = None, *,
-            where: Sequence[str] | None = None) -> list[str]:
+    def add(
+        self,
+        facts: Iterable[Mapping[str, Any]],
+        recorded_at: _dt.datetime | None = None,
+        *,
+        where: Sequence[str] | None = None,
+    ) -> list[str]:
         """Validate, embed and store facts with their vectors in one transaction (all or nothing).
 
         Returns the ids stored (a :class:`frcore.bank._store.Added` list; ``.unchanged`` lists
@@ -281,8 +309,10 @@ class Bank:
     def _embed_records(self, records) -> tuple[str, np.ndarray]:
         """(model key, vectors) of facts about to be stored (the store's ``embed`` hook)."""
         texts = [self.normalize(r.text) for r in records]
-        parts = [np.asarray(self.embedder.embed(texts[k : k + EMBED_CHUNK]), dtype=np.float32)
-                 for k in range(0, len(texts), EMBED_CHUNK)]
+        parts = [
+            np.asarray(self.embedder.embed(texts[k : k + EMBED_CHUNK]), dtype=np.float32)
+            for k in range(0, len(texts), EMBED_CHUNK)
+        ]
         vecs = np.concatenate(parts) if parts else np.zeros((0, self.embedder.dim), dtype=np.float32)
         return self.embedding_key, vecs
 
@@ -309,7 +339,11 @@ class Bank:
         """Physically remove an edge (text, vector, the id everywhere); an audit record with a
         salted hash of the id remains. Returns it with ``purged`` / ``note``: whether the WAL
         purge finished (readers may leave it pending: :meth:`purge` finishes it)."""
-        out = self.store.erase(edge_id, reason=reason) if wait is None else self.store.erase(edge_id, reason=reason, wait=wait)
+        out = (
+            self.store.erase(edge_id, reason=reason)
+            if wait is None
+            else self.store.erase(edge_id, reason=reason, wait=wait)
+        )
         self._views.clear()
         self._rows.clear()
         self._mem_vectors.pop(edge_id, None)
@@ -357,9 +391,18 @@ class Bank:
         if len(self._views) > 8:
             self._views.clear()
         prepared = Prepared(
-            weights=snap.weights, said_at_h=snap.said_at_h, event_h=snap.event_h, state=snap.state, confidence=snap.confidence,
-            numeric=snap.numeric, slots=snap.slots, eligible=rows.eligible, at_h=to_hours(at), related=rows.related,
-            primary_rows=rows.primary, kinds=snap.kinds,
+            weights=snap.weights,
+            said_at_h=snap.said_at_h,
+            event_h=snap.event_h,
+            state=snap.state,
+            confidence=snap.confidence,
+            numeric=snap.numeric,
+            slots=snap.slots,
+            eligible=rows.eligible,
+            at_h=to_hours(at),
+            related=rows.related,
+            primary_rows=rows.primary,
+            kinds=snap.kinds,
         )
         view = _View(snap, rows.vectors, rows.lexical, prepared)
         self._views[key] = view
@@ -397,14 +440,14 @@ class Bank:
         vecs, missing = self._vectors(ids, snap.version)
         if missing:  # an edge without a vector: re-embed it if still stored (an erased one stays out)
             texts_of = dict(zip(ids, snap.texts))
-            got = {i: self._mem_vectors[i] for i in missing if i in self._mem_vectors}
-            got.update(self._embed_missing([i for i in missing if i not in got], {i: texts_of[i] for i in missing}))
-            if got:
+            found = {i: self._mem_vectors[i] for i in missing if i in self._mem_vectors}
+            found.update(self._embed_missing([i for i in missing if i not in found], {i: texts_of[i] for i in missing}))
+            if found:
                 vecs = np.array(vecs, dtype=np.float32).reshape(len(ids), -1)
                 if vecs.shape[1] == 0:
                     vecs = np.full((len(ids), self.embedder.dim), np.nan, dtype=np.float32)
                 pos = {fid: r for r, fid in enumerate(ids)}
-                for fid, v in got.items():
+                for fid, v in found.items():
                     vecs[pos[fid]] = v
         vecs = np.asarray(vecs, dtype=np.float32)
         vecs = vecs.reshape(len(ids), -1) if len(ids) else np.zeros((0, self.embedder.dim), dtype=np.float32)
@@ -482,7 +525,7 @@ class Bank:
         else:
             intent_name, rule = check_intent(intent), "given"
         routing = routing_from_categories(categories) if categories is not None else self.router.route(qtext, qv)
-        cosine = view.vectors @ qv if len(snap.ids) else np.zeros(0)
+        cosine: np.ndarray = view.vectors @ qv if len(snap.ids) else np.zeros(0)
         if not np.isfinite(cosine).all():  # never reached with finite vectors; NaN must never enter a ranking
             cosine = np.nan_to_num(cosine, nan=0.0, posinf=0.0, neginf=0.0)
         bm = view.lexical.scores(qtext) if len(snap.ids) else np.zeros(0)
@@ -509,11 +552,15 @@ class Bank:
         cand_ids = tuple(str(snap.ids[i]) for i in r.rows.tolist()) if r.rows is not None else ()
         if explain:
             results = _explain_results(results, r, cfg, snap, view.prepared.related, cosine)
-        return QueryResult(text, at_t, intent_name, rule, routing.as_dict(), results, r.n_candidates, r.n_distilled, cand_ids, r)
+        return QueryResult(
+            text, at_t, intent_name, rule, routing.as_dict(), results, r.n_candidates, r.n_distilled, cand_ids, r
+        )
 
     def explain(self, text: str, *args, **kwargs) -> QueryResult:
         """:meth:`query` with ``explain=True``: every result also carries its ``explanation``."""
-        return self.query(text, *args, explain=True, **kwargs)
+        # forwarded as given (typed as such: a caller's own ``explain`` is Python's TypeError)
+        query: Callable[..., QueryResult] = self.query
+        return query(text, *args, explain=True, **kwargs)
 
 
 def _explain_results(
@@ -542,8 +589,13 @@ def _explain_results(
     return tuple(out)
 
 
-def explanation(terms: Mapping[str, float], config: PipelineConfig, kernel_sigma: float | None = None,
-                linked_from: str | None = None, score: float | None = None) -> dict[str, Any]:
+def explanation(
+    terms: Mapping[str, float],
+    config: PipelineConfig,
+    kernel_sigma: float | None = None,
+    linked_from: str | None = None,
+    score: float | None = None,
+) -> dict[str, Any]:
     """One result's score, explained from its ``terms`` (as :meth:`Bank.query` returns them).
 
     ``sigma``: the cosine, the lifecycle-linked cosine (and the edge it came from), the BM25

@@ -21,11 +21,17 @@ import subprocess
 import sys
 import tempfile
 import time
+from typing import Any
 
 import numpy as np
 
 TARGET_MS = {1000: 0.5, 20000: 2.0, 100000: 10.0}
-QUERIES = ("what is the latest about topic 42", "any upcoming obligations this week", "which slot changed recently", "synthetic fact about topic 7")
+QUERIES = (
+    "what is the latest about topic 42",
+    "any upcoming obligations this week",
+    "which slot changed recently",
+    "synthetic fact about topic 7",
+)
 
 
 def measure_size(n: int, repeats: int = 200, dim: int = 384) -> dict:
@@ -100,13 +106,26 @@ def run(sizes=(1000, 20000, 100000), embedding: bool = True, log=print) -> dict:
         if out.returncode != 0:
             raise RuntimeError(f"bank benchmark n={n} failed: {out.stderr[-2000:]}")
         row = json.loads(out.stdout.strip().splitlines()[-1])
-        log(f"n={n}: ingest {row['ingest_facts_per_s']:.0f}/s, first query {row['first_query_s']:.2f} s, median {row['query_median_ms']:.2f} ms "
-            f"(target {row['target_ms']} ms), peak RSS {row['peak_rss_mb']:.0f} MB, CPU dispatch {row['cpu_dispatch']}")
+        log(
+            f"n={n}: ingest {row['ingest_facts_per_s']:.0f}/s, first query {row['first_query_s']:.2f} s, median "
+            f"{row['query_median_ms']:.2f} ms "
+            f"(target {row['target_ms']} ms), peak RSS {row['peak_rss_mb']:.0f} MB, CPU dispatch {row['cpu_dispatch']}"
+        )
         rows.append(row)
-    res = {"sizes": rows, "targets": {"query_ms": TARGET_MS, "embedding_adds_ms": 10.0, "ingest_facts_per_s": 2000, "rss_mb_at_100k": 1024}}
+    res: dict[str, Any] = {
+        "sizes": rows,
+        "targets": {
+            "query_ms": TARGET_MS,
+            "embedding_adds_ms": 10.0,
+            "ingest_facts_per_s": 2000,
+            "rss_mb_at_100k": 1024,
+        },
+    }
     if embedding:
         res["embedding"] = query_embedding_ms()
         e = res["embedding"]
-        log(f"MiniLM query embedding: {e['minilm_query_embedding_median_ms']:.2f} ms; batched throughput "
-            f"{e['throughput']['sentences_per_s']:.0f} sentences/s (target ≥ {e['throughput_target_sentences_per_s']})")
+        log(
+            f"MiniLM query embedding: {e['minilm_query_embedding_median_ms']:.2f} ms; batched throughput "
+            f"{e['throughput']['sentences_per_s']:.0f} sentences/s (target ≥ {e['throughput_target_sentences_per_s']})"
+        )
     return res

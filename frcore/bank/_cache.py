@@ -10,8 +10,8 @@ from __future__ import annotations
 import hashlib
 import os
 import sqlite3
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 

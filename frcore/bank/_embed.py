@@ -21,9 +21,10 @@ import hashlib
 import importlib.util
 import re
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple, Protocol, Sequence
+from typing import Any, NamedTuple, Protocol
 
 import jax
 import jax.numpy as jnp
@@ -59,8 +60,15 @@ BATCH_BUCKETS: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64)
 class Embedder(Protocol):
     """What FR-Bank needs from an embedder: a name, a dimension and ``embed``."""
 
-    name: str
-    dim: int
+    @property
+    def name(self) -> str:
+        """The model's name, e.g. ``"hash-256"`` or ``"all-MiniLM-L6-v2"``."""
+        ...
+
+    @property
+    def dim(self) -> int:
+        """Length of each vector."""
+        ...
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Embed ``texts`` → ``(n, dim)`` float32, each row unit-norm (or zero)."""
@@ -111,7 +119,7 @@ def hashing_features(text: str) -> list[str]:
         return []
     feats = [f"w:{w}" for w in _WORD.findall(norm)]
     padded = f" {norm} "
-    feats.extend(f"c:{padded[i:i + 3]}" for i in range(len(padded) - 2))
+    feats.extend(f"c:{padded[i : i + 3]}" for i in range(len(padded) - 2))
     return feats
 
 
@@ -280,9 +288,7 @@ def _dense(x: jax.Array, w: jax.Array, b: jax.Array) -> jax.Array:
     return jnp.matmul(x, w, precision=_PRECISION) + _row(b, x.ndim)
 
 
-def bert_mean_pooled(
-    params: _BertParams, ids: jax.Array, mask: jax.Array, *, n_heads: int, eps: float
-) -> jax.Array:
+def bert_mean_pooled(params: _BertParams, ids: jax.Array, mask: jax.Array, *, n_heads: int, eps: float) -> jax.Array:
     """BERT encoder + masked mean pooling + L2 normalisation (sentence-transformers' pipeline).
 
     .. math::
@@ -401,8 +407,7 @@ class MiniLMEmbedder:
             raise ValueError(f"seq_buckets: expected strictly increasing lengths ≥ 2, got {seq_buckets}")
         if seq_buckets[-1] != self.max_seq_length:
             raise ValueError(
-                f"seq_buckets: the largest bucket must be max_seq_length={self.max_seq_length}, "
-                f"got {seq_buckets[-1]}"
+                f"seq_buckets: the largest bucket must be max_seq_length={self.max_seq_length}, got {seq_buckets[-1]}"
             )
         d = Path(model_dir) if model_dir is not None else find_minilm_dir()
         for fname in ("model.safetensors", "tokenizer.json", "config.json"):
@@ -479,7 +484,7 @@ class MiniLMEmbedder:
             groups.setdefault(_bucket(len(ids[i]), self.seq_buckets, "sequence length"), []).append(i)
         for seq, members in groups.items():
             for start in range(0, len(members), self.max_batch):
-                chunk = members[start:start + self.max_batch]
+                chunk = members[start : start + self.max_batch]
                 batch = _bucket(len(chunk), self.batch_buckets, "batch size")
                 out[np.asarray(chunk)] = self.encode_padded([ids[i] for i in chunk], batch, seq)
         return out
@@ -492,7 +497,7 @@ class MiniLMEmbedder:
 EMBEDDER_NAMES = ("hash", "hash-<dim>", "minilm")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _minilm() -> MiniLMEmbedder:
     return MiniLMEmbedder()
 
@@ -511,7 +516,7 @@ def get_embedder(name: str) -> Embedder:
     if key == "hash":
         return HashingEmbedder(256)
     if key.startswith("hash-"):
-        tail = key[len("hash-"):]
+        tail = key[len("hash-") :]
         if not tail.isdigit() or int(tail) < 1:
             raise ValueError(f"name: {name!r}: the hashing dimension must be a positive int")
         return HashingEmbedder(int(tail))

@@ -15,9 +15,10 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Mapping
+from typing import Any
 
 from .._ontology import CATEGORY_NAMES
 from .._time import hours_since_epoch as hours_since_epoch, parse_time
@@ -142,7 +143,7 @@ from ._injection import instruction_rule as instruction_rule, looks_like_instruc
 INJECTION_FIELDS: tuple[str, ...] = ("text", "id", "slot", "speaker")
 
 
-def injection_finding(rec: "FactRecord") -> tuple[str, str] | None:
+def injection_finding(rec: FactRecord) -> tuple[str, str] | None:
     """(field, rule) of the first field of :data:`INJECTION_FIELDS` whose text reads as an
     instruction to the model (:func:`instruction_rule`), or ``None`` for an ordinary fact."""
     for name in INJECTION_FIELDS:
@@ -156,7 +157,8 @@ def injection_finding(rec: "FactRecord") -> tuple[str, str] | None:
 
 # ----------------------------------------------------------------------------- validation
 
-def to_utc_naive(value: Any, field_name: str, where: str, fid: str) -> datetime:
+
+def to_utc_naive(value: Any, field_name: str, where: str, fid: str | None) -> datetime:
     """A datetime, date, or ``YYYY-MM-DD`` / ISO-8601 string → naive UTC datetime
     (:func:`frcore._time.parse_time`); a :class:`FactError` naming where, the fact and the field."""
     return parse_time(value, field_name, error=lambda problem: _err(where, fid, field_name, problem))
@@ -198,11 +200,21 @@ def _check_string(where: str, fid: Any, field_name: str, value: str, is_id: bool
     try:
         value.encode("utf-8")
     except UnicodeEncodeError as e:
-        raise _err(where, fid, field_name, f"not valid Unicode: unpaired surrogate U+{ord(value[e.start]):04X} at position {e.start}") from None
+        raise _err(
+            where,
+            fid,
+            field_name,
+            f"not valid Unicode: unpaired surrogate U+{ord(value[e.start]):04X} at position {e.start}",
+        ) from None
     if is_id:
         bad = next((c for c in value if ord(c) < 0x20 or ord(c) == 0x7F), None)
         if bad is not None:
-            raise _err(where, fid, field_name, f"contains control character U+{ord(bad):04X} at position {value.index(bad)}; ids must be printable")
+            raise _err(
+                where,
+                fid,
+                field_name,
+                f"contains control character U+{ord(bad):04X} at position {value.index(bad)}; ids must be printable",
+            )
 
 
 def _categories(value: Any, where: str, fid: str) -> dict[str, float]:
@@ -211,7 +223,9 @@ def _categories(value: Any, where: str, fid: str) -> dict[str, float]:
     out: dict[str, float] = {}
     for name, w in value.items():
         if name not in _CATEGORY_SET:
-            raise _err(where, fid, "categories", f"unknown category {_show(name)}; expected one of {', '.join(CATEGORY_NAMES)}")
+            raise _err(
+                where, fid, "categories", f"unknown category {_show(name)}; expected one of {', '.join(CATEGORY_NAMES)}"
+            )
         if not _is_number(w) or not _finite(w) or w < 0:
             raise _err(where, fid, "categories", f"weight of {name} must be a finite number ≥ 0, got {_show(w)}")
         out[name] = float(w)
@@ -248,7 +262,7 @@ def _links(value: Any, where: str, fid: str) -> dict[str, tuple[str, ...]]:
     return out
 
 
-def parse_fact(obj: Mapping[str, Any], where: str = "fact") -> FactRecord:
+def parse_fact(obj: FactRecord | Mapping[str, Any], where: str = "fact") -> FactRecord:
     """Validate one fact mapping and build a normalised :class:`FactRecord`.
 
     Required keys: ``id``, ``text``, ``categories``, ``said_at`` (a turn, ``kind: "turn"``, may
@@ -285,7 +299,7 @@ def parse_fact(obj: Mapping[str, Any], where: str = "fact") -> FactRecord:
             slot=obj.get("slot"),
             confidence=obj.get("confidence", 1.0),
             numeric=obj.get("numeric"),
-            links=obj.get("links"),
+            links=obj.get("links", {}),
             session=obj.get("session"),
             kind=kind,
             speaker=obj.get("speaker"),
@@ -302,8 +316,12 @@ def validate_record(rec: FactRecord, where: str = "fact") -> FactRecord:
         raise _err(where, fid, "id", "missing or not a non-empty string")
     _check_string(where, fid, "id", fid, is_id=True)
     if not isinstance(rec.text, str) or not rec.text.strip():
-        raise _err(where, fid, "text", "missing or not a non-empty string" if not isinstance(rec.text, str) or not rec.text
-                   else "only whitespace")
+        raise _err(
+            where,
+            fid,
+            "text",
+            "missing or not a non-empty string" if not isinstance(rec.text, str) or not rec.text else "only whitespace",
+        )
     _check_string(where, fid, "text", rec.text)
     cats = _categories(rec.categories, where, fid)
     said = to_utc_naive(rec.said_at, "said_at", where, fid)

@@ -10,7 +10,8 @@ questions and memories are statements: those words carry no content here.
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import bm25s
 import numpy as np
@@ -72,7 +73,9 @@ class LexicalIndex:
     ``tokens``, when given, are the texts' tokens as :func:`_tokenize` returns them (e.g.
     kept from an earlier index over an overlapping corpus)."""
 
-    def __init__(self, texts: Sequence[str], k1: float = 1.5, b: float = 0.75, tokens: Sequence[Sequence[str]] | None = None):
+    def __init__(
+        self, texts: Sequence[str], k1: float = 1.5, b: float = 0.75, tokens: Sequence[Sequence[str]] | None = None
+    ):
         self.n = len(texts)
         self._bm25 = None
         self._dense: dict[int, bool] = {}  # token id → its postings are every text, in order
@@ -105,16 +108,17 @@ class LexicalIndex:
         scores = np.zeros(sc["num_docs"], dtype=np.dtype(bm.dtype))
         for t in ids:
             start, end = int(indptr[t]), int(indptr[t + 1])
-            if self._in_every_text(t, start, end):
+            if self._in_every_text(sc, t, start, end):
                 scores += data[start:end]
             else:
                 np.add.at(scores, indices[start:end], data[start:end])
         return np.asarray(scores, dtype=np.float64)
 
-    def _in_every_text(self, token: int, start: int, end: int) -> bool:
+    def _in_every_text(self, sc: dict[str, Any], token: int, start: int, end: int) -> bool:
+        """Whether ``token`` occurs in every indexed text (``sc``: the index's ``scores`` arrays; memoised)."""
         dense = self._dense.get(token)
         if dense is None:
-            idx = self._bm25.scores["indices"][start:end]
-            n = self._bm25.scores["num_docs"]
+            idx = sc["indices"][start:end]
+            n = sc["num_docs"]
             dense = self._dense[token] = end - start == n and bool((idx == np.arange(n)).all())
         return dense

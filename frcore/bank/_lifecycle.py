@@ -38,9 +38,10 @@ time (only edges and transitions *recorded* by then), so "what did the bank beli
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -55,9 +56,7 @@ TRANSITION_KINDS: tuple[str, ...] = ("retract", "erase")
 #: State value for an edge not yet said as of ``at`` (derive_states output only).
 INVISIBLE = -1
 
-_EXPIRING = frozenset(
-    name for name, flag in zip(CATEGORY_NAMES, as_arrays().expires_at_event) if bool(flag)
-)
+_EXPIRING = frozenset(name for name, flag in zip(CATEGORY_NAMES, as_arrays().expires_at_event) if bool(flag))
 _CAT_INDEX = {name: i for i, name in enumerate(CATEGORY_NAMES)}
 
 
@@ -84,7 +83,9 @@ def _as_transition(t: Any, i: int) -> Transition:
     else:
         raise ValueError(f"transitions[{i}]: expected a Transition or mapping, got {type(t).__name__}")
     if tr.kind not in TRANSITION_KINDS:
-        raise ValueError(f"transitions[{i}]: field 'kind': unknown kind {tr.kind!r}; expected one of {TRANSITION_KINDS}")
+        raise ValueError(
+            f"transitions[{i}]: field 'kind': unknown kind {tr.kind!r}; expected one of {TRANSITION_KINDS}"
+        )
     if not isinstance(tr.effective_at, datetime):
         eff = to_utc_naive(tr.effective_at, "effective_at", f"transitions[{i}]", tr.edge_id)
         tr = Transition(tr.edge_id, tr.kind, eff, tr.recorded_at, tr.reason)
@@ -134,7 +135,7 @@ class LifecycleColumns:
         return int(self.said.shape[0])
 
     @classmethod
-    def from_edges(cls, edges: Sequence[FactRecord], index: Mapping[str, int]) -> "LifecycleColumns":
+    def from_edges(cls, edges: Sequence[FactRecord], index: Mapping[str, int]) -> LifecycleColumns:
         """Columns of ``edges``; ``index`` maps each id to its position in ``edges``."""
         n = len(edges)
         said = np.fromiter((_micros(e.said_at) for e in edges), dtype=np.int64, count=n)
@@ -164,11 +165,18 @@ class LifecycleColumns:
                         dst.append(j)
                         kind.append(k)
         return cls(
-            said, event, has_event, slot, confidence, expiring,
-            np.array(src, dtype=np.int64), np.array(dst, dtype=np.int64), np.array(kind, dtype=np.int8),
+            said,
+            event,
+            has_event,
+            slot,
+            confidence,
+            expiring,
+            np.array(src, dtype=np.int64),
+            np.array(dst, dtype=np.int64),
+            np.array(kind, dtype=np.int8),
         )
 
-    def take(self, rows: np.ndarray) -> "LifecycleColumns":
+    def take(self, rows: np.ndarray) -> LifecycleColumns:
         """Columns of the edges ``rows`` (ascending positions), with the links among them."""
         rows = np.asarray(rows, dtype=np.int64)
         local = np.full(len(self), -1, dtype=np.int64)
@@ -176,8 +184,15 @@ class LifecycleColumns:
         src, dst = local[self.link_src], local[self.link_dst]
         keep = (src >= 0) & (dst >= 0)
         return LifecycleColumns(
-            self.said[rows], self.event[rows], self.has_event[rows], self.slot[rows], self.confidence[rows],
-            self.expiring[rows], src[keep], dst[keep], self.link_kind[keep],
+            self.said[rows],
+            self.event[rows],
+            self.has_event[rows],
+            self.slot[rows],
+            self.confidence[rows],
+            self.expiring[rows],
+            src[keep],
+            dst[keep],
+            self.link_kind[keep],
         )
 
 
@@ -383,7 +398,7 @@ def snapshot(
         for i, t in enumerate(trs):
             if t.recorded_at is None:
                 raise ValueError(f"transitions[{i}]: field 'recorded_at': required when known_at is given")
-        trs = [t for t in trs if t.recorded_at <= known_at]
+        trs = [t for t in trs if t.recorded_at is not None and t.recorded_at <= known_at]
     if not include_quarantined:
         edges = [e for e in edges if not e.quarantined]
     state = derive_states(edges, at, trs)
@@ -407,7 +422,9 @@ def edge_columns(rows: Sequence[FactRecord]) -> dict[str, Any]:
         "texts": np.array([e.text for e in rows] or [""], dtype=object)[:n],
         "weights": weights,
         "said_at_h": np.array([hours_since_epoch(e.said_at) for e in rows], dtype=np.float64),
-        "event_h": np.array([nan if e.event_time is None else hours_since_epoch(e.event_time) for e in rows], dtype=np.float64),
+        "event_h": np.array(
+            [nan if e.event_time is None else hours_since_epoch(e.event_time) for e in rows], dtype=np.float64
+        ),
         "session": np.array([-1 if e.session is None else e.session for e in rows], dtype=np.int64),
         "confidence": np.array([e.confidence for e in rows], dtype=np.float64),
         "numeric": np.array([bool(e.numeric) for e in rows], dtype=bool),
@@ -424,7 +441,11 @@ def concat_columns(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
 
 
 def snapshot_from_columns(
-    cols: dict[str, Any], rows: np.ndarray, state: np.ndarray, at: datetime, known_at: datetime | None,
+    cols: dict[str, Any],
+    rows: np.ndarray,
+    state: np.ndarray,
+    at: datetime,
+    known_at: datetime | None,
     version: int | None = None,
 ) -> Snapshot:
     """A :class:`Snapshot` of the given row indices of precomputed :func:`edge_columns`."""

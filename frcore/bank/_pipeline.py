@@ -40,16 +40,26 @@ formula.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple, Sequence
+from typing import Literal, NamedTuple
 
 import jax
 import numpy as np
 
 from .. import _types as T
-from .._params import LifecycleParams
-from .._packed import N_FEATURES, ROW_START, pack_candidates, pack_params, pack_query, score_top_k_rows, unpack_candidates_host, unpack_query_host
 from .._ontology import N_CATEGORIES, as_arrays
+from .._packed import (
+    N_FEATURES,
+    ROW_START,
+    pack_candidates,
+    pack_params,
+    pack_query,
+    score_top_k_rows,
+    unpack_candidates_host,
+    unpack_query_host,
+)
+from .._params import LifecycleParams
 from .._scoring import ScoreTerms, admitted as _admitted, effective_age, effective_rate
 from .._types import N_STATES, ScoreConfig, State
 from .._validate import WEIGHT_SUM_TOL, bucket_size, make_candidates, make_query
@@ -128,7 +138,9 @@ class PipelineConfig:
         if not 0.0 <= self.propagation <= 1.0:
             raise ValueError(f"PipelineConfig.propagation: {self.propagation} outside [0, 1]")
         if self.sigma_scale not in SIGMA_SCALES:
-            raise ValueError(f"PipelineConfig.sigma_scale: unknown scale {self.sigma_scale!r}; expected one of {SIGMA_SCALES}")
+            raise ValueError(
+                f"PipelineConfig.sigma_scale: unknown scale {self.sigma_scale!r}; expected one of {SIGMA_SCALES}"
+            )
         if self.turn_age not in TURN_AGES:
             raise ValueError(f"PipelineConfig.turn_age: unknown rule {self.turn_age!r}; expected one of {TURN_AGES}")
         if self.turn_share not in TURN_SHARES:
@@ -206,7 +218,9 @@ def clock_ages(said_at_h: np.ndarray, at_h: float) -> np.ndarray:
     return np.stack([absolute, inter, after.astype(np.float64)], axis=1)
 
 
-def related_pairs(slots: Sequence, said_at_h: np.ndarray, links: Sequence[dict], index: dict) -> tuple[np.ndarray, np.ndarray]:
+def related_pairs(
+    slots: Sequence, said_at_h: np.ndarray, links: Sequence[dict], index: dict
+) -> tuple[np.ndarray, np.ndarray]:
     """(src, dst) row pairs: src supersedes / contradicts / retracts / is tentative for dst (by
     link), or src is a later edge than dst in the same slot (by said-at, ties by row)."""
     src: list[int] = []
@@ -223,7 +237,9 @@ def related_pairs(slots: Sequence, said_at_h: np.ndarray, links: Sequence[dict],
     link_src, link_dst = np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)
     # Slot pairs: each slot's rows in (said-at, row) order; every row pairs with all before it.
     codes: dict[object, int] = {}
-    code = np.fromiter((-1 if s is None else codes.setdefault(s, len(codes)) for s in slots), dtype=np.int64, count=len(slots))
+    code = np.fromiter(
+        (-1 if s is None else codes.setdefault(s, len(codes)) for s in slots), dtype=np.int64, count=len(slots)
+    )
     rows = np.flatnonzero(code >= 0)
     if rows.size < 2:
         return link_src, link_dst
@@ -248,21 +264,23 @@ def overwrite_keep(state: np.ndarray, slots: Sequence, said_at_h: np.ndarray) ->
     contested slot all but the newest edge (an UPDATE overwrites the old value)."""
     keep = (state != State.SUPERSEDED) & (state != State.RETRACTED)
     newest: dict[object, int] = {}
-    for i in np.flatnonzero(state == State.CONTESTED):
+    for i in np.flatnonzero(state == State.CONTESTED).tolist():
         s = slots[i]
         if s is None:
             continue
         j = newest.get(s)
         if j is None or said_at_h[i] >= said_at_h[j]:
             newest[s] = i
-    for i in np.flatnonzero(state == State.CONTESTED):
+    for i in np.flatnonzero(state == State.CONTESTED).tolist():
         s = slots[i]
         if s is not None and newest[s] != i:
             keep[i] = False
     return keep
 
 
-def admitted(state: np.ndarray, numeric: np.ndarray, hours_to_event: np.ndarray, intent: int, config: ScoreConfig) -> np.ndarray:
+def admitted(
+    state: np.ndarray, numeric: np.ndarray, hours_to_event: np.ndarray, intent: int, config: ScoreConfig
+) -> np.ndarray:
     """Which rows the intent admits (used by distillation): the kernel's own compatibility rule,
     :func:`frcore._scoring.admitted` (the one behind :func:`frcore.compatibility_mask`), over
     host arrays. ``hours_to_event`` is NaN for a row without an event time."""
@@ -302,12 +320,12 @@ class Prepared:
         self.slots = slots
         self.eligible = np.asarray(eligible, dtype=bool)
         self.hours_to_event = np.asarray(event_h, dtype=np.float64) - at_h
-        self._ages = None
+        self._ages: np.ndarray | None = None
         self._primary = primary_rows
         self._by_primary: dict[int, np.ndarray] = {}
         self.related = related
         self._variants: dict[tuple[bool, bool], tuple] = {}
-        self._kernel_table: np.ndarray | bool | None = None
+        self._kernel_table: np.ndarray | Literal[False] | None = None  # False: some row fails the checks
         self._admitted: dict[tuple, np.ndarray] = {}  # admitted mask per (variant, intent, switches)
         self._states_valid: dict[tuple, bool] = {}  # state indices in range, per variant
         if kinds is not None and len(kinds) != self.n:
@@ -432,12 +450,13 @@ class Prepared:
         got = self._rule_tables.get(ages_key)
         if got is None or got[0] is not params:
             base = self._kernel_table_own()
-            table: np.ndarray | bool = False
+            table: np.ndarray | Literal[False] = False
             if base is not None:
                 ages = self._rule_ages[ages_key][1]
                 if bool(np.isfinite(ages).all()) and bool((ages >= 0).all()):
-                    table = base.copy()
-                    table[:, _COL["ages"] : _COL["ages"] + 3] = ages
+                    aged = base.copy()
+                    aged[:, _COL["ages"] : _COL["ages"] + 3] = ages
+                    table = aged
             got = self._rule_tables[ages_key] = (params, table)
         return got[1] if got[1] is not False else None
 
@@ -453,10 +472,14 @@ class Prepared:
             he = self.hours_to_event
             conf = np.asarray(self.confidence, dtype=np.float64)
             ok = (
-                w.shape == (self.n, N_CATEGORIES) and a.shape == (self.n, 3) and conf.shape == (self.n,)
-                and bool(np.isfinite(w).all()) and bool((w >= 0).all())
+                w.shape == (self.n, N_CATEGORIES)
+                and a.shape == (self.n, 3)
+                and conf.shape == (self.n,)
+                and bool(np.isfinite(w).all())
+                and bool((w >= 0).all())
                 and bool((np.abs(w.sum(axis=1) - 1.0) <= WEIGHT_SUM_TOL).all())
-                and bool(np.isfinite(a).all()) and bool((a >= 0).all())
+                and bool(np.isfinite(a).all())
+                and bool((a >= 0).all())
                 and not bool(np.isinf(he).any())
                 and bool(((conf >= 0) & (conf <= 1)).all())
             )
@@ -517,14 +540,28 @@ def _state_ok(st: np.ndarray) -> bool:
 #: column of each field in a row of the kernel table (a row of frcore.pack_candidates' matrix)
 _COL = ROW_START
 #: a padding candidate in the packed layout, as make_candidates pads (masked by valid = 0)
-_PAD_ROW = pack_candidates(make_candidates(
-    sim=np.zeros(0), weights=np.zeros((0, N_CATEGORIES)), ages=np.zeros((0, 3)), state=np.zeros(0, np.int64), pad_to=1, device=False,
-))[:, 0]
+_PAD_ROW = pack_candidates(
+    make_candidates(
+        sim=np.zeros(0),
+        weights=np.zeros((0, N_CATEGORIES)),
+        ages=np.zeros((0, 3)),
+        state=np.zeros(0, np.int64),
+        pad_to=1,
+        device=False,
+    )
+)[:, 0]
 
 
 def kernel_inputs(
-    prep: Prepared, cand: np.ndarray, sim: np.ndarray, state: np.ndarray, intent: int, routing: np.ndarray,
-    states_valid: bool = False, ages_key: tuple | None = None, params: LifecycleParams | None = None,
+    prep: Prepared,
+    cand: np.ndarray,
+    sim: np.ndarray,
+    state: np.ndarray,
+    intent: int,
+    routing: np.ndarray,
+    states_valid: bool = False,
+    ages_key: tuple | None = None,
+    params: LifecycleParams | None = None,
 ):
     """(candidates (F, bucket), query (1 + C,)) as float32 host arrays in the packed layout,
     equal to ``pack_candidates(make_candidates(..., pad_to=bucket_size(k)))`` and
@@ -540,11 +577,19 @@ def kernel_inputs(
     st = state[cand]
     m = bucket_size(k)
     if table is None or not bool(np.isfinite(sim).all()) or not (states_valid or _state_ok(st)):
-        cmat = pack_candidates(make_candidates(
-            sim=np.clip(sim, 0.0, 1.0), weights=prep.weights[cand], ages=ages[cand], state=st,
-            hours_to_event=prep.hours_to_event[cand], confidence=prep.confidence[cand], numeric=prep.numeric[cand],
-            pad_to=m, device=False,
-        ))
+        cmat = pack_candidates(
+            make_candidates(
+                sim=np.clip(sim, 0.0, 1.0),
+                weights=prep.weights[cand],
+                ages=ages[cand],
+                state=st,
+                hours_to_event=prep.hours_to_event[cand],
+                confidence=prep.confidence[cand],
+                numeric=prep.numeric[cand],
+                pad_to=m,
+                device=False,
+            )
+        )
     else:
         rows = np.empty((m, N_FEATURES), dtype=np.float32)
         np.take(table, cand, axis=0, out=rows[:k])
@@ -652,10 +697,14 @@ def retrieve(
     # float32 cosines (an embedder's) stay float32 while rows are selected over the whole bank:
     # clipping, maxima and orderings are exact in either width, and every σ is computed in
     # float64 from the selected rows (half the memory traffic over n rows; results identical)
-    work = np.float32 if (np.asarray(cosine).dtype == np.float32 and not (propagate and config.propagation != 1.0)) else np.float64
+    work = (
+        np.float32
+        if (np.asarray(cosine).dtype == np.float32 and not (propagate and config.propagation != 1.0))
+        else np.float64
+    )
     cos_raw = np.clip(np.asarray(cosine, dtype=work), 0.0, 1.0)
     cos = cos_raw
-    if propagate:
+    if propagate and rel is not None:
         # per source row, the maximum of propagation x cos over its related rows
         src, dst = rel
         cos = cos_raw.copy()
@@ -745,8 +794,15 @@ def retrieve(
         if factor is not None:
             sig_kernel = sig * factor[cand]
     cmat, qvec = kernel_inputs(
-        prep, cand, sig_kernel, state, intent_i, routing, prep.states_valid(config.untyped_expiry, config.overwrite),
-        ages_key, rule_ages_params,
+        prep,
+        cand,
+        sig_kernel,
+        state,
+        intent_i,
+        routing,
+        prep.states_valid(config.untyped_expiry, config.overwrite),
+        ages_key,
+        rule_ages_params,
     )
     pvec = _packed_params(params)
     if config.floor_reference == "query_max":
@@ -755,7 +811,9 @@ def retrieve(
     # one row per ranked position: [value, candidate index, *terms] (float32 → Python float, exact)
     ranked = [r for r in top.T.tolist() if math.isfinite(r[0]) and r[1] < k]
     rows = cand[[int(r[1]) for r in ranked]]
-    sims = zip(cos_raw[rows].tolist(), cos[rows].tolist(), (bm[rows] / bm_max).tolist() if bm_max > 0 else [0.0] * rows.size)
+    sims = zip(
+        cos_raw[rows].tolist(), cos[rows].tolist(), (bm[rows] / bm_max).tolist() if bm_max > 0 else [0.0] * rows.size
+    )
     stages_sets = [(name, set(found_rows.tolist())) for name, found_rows in found]
     fields = ScoreTerms._fields
     out = []

@@ -181,68 +181,79 @@ def infer_intent(text: str) -> IntentDecision:
 # ----------------------------------------------------------------------------- routing
 
 #: Category prototypes: a description (for embedding similarity) and keyword stems (prefix match).
+# fmt: off
 CATEGORY_PROTOTYPES: dict[str, tuple[str, tuple[str, ...]]] = {
     "IDENTITY_SELF_CONCEPT": (
-        "who the person is: name, age, nationality, heritage, religion, profession, where they come from, personality and values",
-        ("identity", "name", "age", "born", "birth", "heritage", "ethnic", "nationalit", "religio", "faith", "spiritual", "background",
-         "origin", "from", "grew", "raised", "hometown", "personality", "values", "profession", "career", "job", "work", "employ",
-         "occupation", "degree", "educat", "school", "college", "universit", "graduat", "style", "learning", "language", "speak", "live", "lives", "city"),
+        "who the person is: name, age, nationality, heritage, religion, "
+        "profession, where they come from, personality and values",
+        ("identity", "name", "age", "born", "birth", "heritage", "ethnic", "nationalit", "religio", "faith",
+         "spiritual", "background", "origin", "from", "grew", "raised", "hometown", "personality", "values",
+         "profession", "career", "job", "work", "employ", "occupation", "degree", "educat", "school", "college",
+         "universit", "graduat", "style", "learning", "language", "speak", "live", "lives", "city"),
     ),
     "RELATIONAL_BONDS": (
         "family, partner, spouse, children, parents, siblings, friends, pets and relationships",
-        ("family", "partner", "spouse", "wife", "husband", "boyfriend", "girlfriend", "married", "wedding", "child", "kid", "son", "daughter",
-         "mother", "father", "mom", "dad", "parent", "brother", "sister", "sibling", "friend", "relationship", "dating", "pet", "dog", "cat",
-         "grand", "cousin", "uncle", "aunt", "roommate", "neighbo"),
+        ("family", "partner", "spouse", "wife", "husband", "boyfriend", "girlfriend", "married", "wedding", "child",
+         "kid", "son", "daughter", "mother", "father", "mom", "dad", "parent", "brother", "sister", "sibling", "friend",
+         "relationship", "dating", "pet", "dog", "cat", "grand", "cousin", "uncle", "aunt", "roommate", "neighbo"),
     ),
     "INTELLECTUAL_INTERESTS": (
         "intellectual interests: topics they study, read or research, books, learning, courses, ideas",
-        ("read", "book", "learn", "study", "studi", "research", "course", "class", "interest", "curious", "topic", "philosoph", "science",
-         "history", "podcast", "language", "certif", "qualif", "degree", "master", "phd", "education", "lecture"),
+        ("read", "book", "learn", "study", "studi", "research", "course", "class", "interest", "curious", "topic",
+         "philosoph", "science", "history", "podcast", "language", "certif", "qualif", "degree", "master", "phd",
+         "education", "lecture"),
     ),
     "HEALTH_WELLBEING": (
         "health, medical conditions, diagnoses, medication, diet restrictions, fitness, sleep, mental wellbeing",
-        ("health", "medical", "doctor", "diagnos", "condition", "illness", "disease", "allerg", "medic", "therap", "pain", "injur", "surgery",
-         "sleep", "anxiety", "stress", "mental", "diet", "vegetarian", "vegan", "weight", "fitness", "exercise", "workout", "gym", "run",
-         "yoga", "migraine", "pregnan", "symptom", "wellbeing", "wellness"),
+        ("health", "medical", "doctor", "diagnos", "condition", "illness", "disease", "allerg", "medic", "therap",
+         "pain", "injur", "surgery", "sleep", "anxiety", "stress", "mental", "diet", "vegetarian", "vegan", "weight",
+         "fitness", "exercise", "workout", "gym", "run", "yoga", "migraine", "pregnan", "symptom", "wellbeing",
+         "wellness"),
     ),
     "PROJECTS_ENDEAVORS": (
         "projects and endeavors: work projects, side businesses, startups, writing a book, building something, goals",
-        ("project", "build", "launch", "startup", "business", "company", "product", "brand", "writing", "novel", "book", "app", "goal",
-         "plan", "venture", "side", "portfolio", "thesis", "research", "promotion", "team", "client", "pursu"),
+        ("project", "build", "launch", "startup", "business", "company", "product", "brand", "writing", "novel", "book",
+         "app", "goal", "plan", "venture", "side", "portfolio", "thesis", "research", "promotion", "team", "client",
+         "pursu"),
     ),
     "HOBBIES_RECREATION": (
         "hobbies and recreation: sports, games, music, cooking, travel for fun, crafts, outdoor activities",
-        ("hobb", "fun", "free", "spare", "weekend", "sport", "game", "play", "music", "guitar", "piano", "sing", "paint", "draw", "craft",
-         "cook", "bake", "garden", "hik", "climb", "swim", "cycl", "bike", "run", "race", "marathon", "fish", "camp", "photograph",
-         "danc", "knit", "travel", "outside", "relax", "leisure", "club"),
+        ("hobb", "fun", "free", "spare", "weekend", "sport", "game", "play", "music", "guitar", "piano", "sing",
+         "paint", "draw", "craft", "cook", "bake", "garden", "hik", "climb", "swim", "cycl", "bike", "run", "race",
+         "marathon", "fish", "camp", "photograph", "danc", "knit", "travel", "outside", "relax", "leisure", "club"),
     ),
     "PREFERENCES_HABITS": (
         "preferences and habits: favorite foods, drinks, routines, likes and dislikes, diet, daily habits",
-        ("prefer", "favorite", "favourite", "like", "love", "hate", "dislike", "enjoy", "habit", "routine", "usually", "always", "never",
-         "daily", "morning", "coffee", "tea", "food", "eat", "drink", "diet", "restaurant", "style", "wear", "music", "tool", "use", "uses"),
+        ("prefer", "favorite", "favourite", "like", "love", "hate", "dislike", "enjoy", "habit", "routine", "usually",
+         "always", "never", "daily", "morning", "coffee", "tea", "food", "eat", "drink", "diet", "restaurant", "style",
+         "wear", "music", "tool", "use", "uses"),
     ),
     "FINANCIAL_MATERIAL": (
         "money and possessions: salary, savings, debt, rent, mortgage, budget, car, house, costs and prices",
-        ("money", "salary", "income", "earn", "pay", "paid", "cost", "price", "budget", "saving", "debt", "loan", "mortgage", "rent",
-         "invest", "stock", "financ", "bank", "afford", "expens", "car", "vehicle", "house", "home", "apartment", "own", "bought", "buy",
-         "sell", "sold", "dollar", "$", "£", "€", "much", "worth", "tuition", "fee", "mile"),
+        ("money", "salary", "income", "earn", "pay", "paid", "cost", "price", "budget", "saving", "debt", "loan",
+         "mortgage", "rent", "invest", "stock", "financ", "bank", "afford", "expens", "car", "vehicle", "house", "home",
+         "apartment", "own", "bought", "buy", "sell", "sold", "dollar", "$", "£", "€", "much", "worth", "tuition",
+         "fee", "mile"),
     ),
     "OBLIGATIONS": (
         "obligations and commitments: deadlines, exams, reviews, appointments, duties, promises, due dates",
-        ("deadline", "due", "exam", "test", "review", "appointment", "commit", "oblig", "duty", "promise", "submit", "submission", "meeting",
-         "interview", "renew", "contract", "assignment", "report", "tax", "bill", "court", "jury", "certif", "registration", "register"),
+        ("deadline", "due", "exam", "test", "review", "appointment", "commit", "oblig", "duty", "promise", "submit",
+         "submission", "meeting", "interview", "renew", "contract", "assignment", "report", "tax", "bill", "court",
+         "jury", "certif", "registration", "register"),
     ),
     "LOGISTICAL_CONTEXT": (
-        "logistics: upcoming trips, flights, travel dates, events, schedules, reservations, moving dates, where and when",
-        ("trip", "flight", "fly", "travel", "visit", "event", "schedul", "calendar", "reserv", "booking", "book", "ticket", "hotel",
-         "conference", "wedding", "party", "concert", "move", "moving", "lease", "week", "weekend", "tomorrow", "date", "upcoming",
-         "coming", "next", "when", "where", "commute", "appointment"),
+        "logistics: upcoming trips, flights, travel dates, events, "
+        "schedules, reservations, moving dates, where and when",
+        ("trip", "flight", "fly", "travel", "visit", "event", "schedul", "calendar", "reserv", "booking", "book",
+         "ticket", "hotel", "conference", "wedding", "party", "concert", "move", "moving", "lease", "week", "weekend",
+         "tomorrow", "date", "upcoming", "coming", "next", "when", "where", "commute", "appointment"),
     ),
     "OTHER": (
         "other facts that fit no category",
         (),
     ),
 }
+# fmt: on
 
 _WORD = re.compile(r"[a-z0-9$£€]+")
 ROUTING_MIN_SCORE = 0.15
@@ -255,7 +266,9 @@ _OTHER = CATEGORY_NAMES.index("OTHER")
 @functools.lru_cache(maxsize=65536)
 def _word_hits(word: str) -> tuple[int, ...]:
     """Categories whose keyword stems prefix ``word`` (memoised: words repeat across queries)."""
-    return tuple(c for c, name in enumerate(CATEGORY_NAMES) if any(word.startswith(s) for s in CATEGORY_PROTOTYPES[name][1]))
+    return tuple(
+        c for c, name in enumerate(CATEGORY_NAMES) if any(word.startswith(s) for s in CATEGORY_PROTOTYPES[name][1])
+    )
 
 
 def _keyword_counts(text: str) -> list[int]:
@@ -277,7 +290,9 @@ class Routing:
     given: bool = False
 
     def as_dict(self) -> dict[str, float]:
-        return {CATEGORY_NAMES[c]: w for c, w in enumerate(np.asarray(self.weights, dtype=np.float64).tolist()) if w > 0}
+        return {
+            CATEGORY_NAMES[c]: w for c, w in enumerate(np.asarray(self.weights, dtype=np.float64).tolist()) if w > 0
+        }
 
     @property
     def top(self) -> int | None:
@@ -303,7 +318,9 @@ class Router:
             descs = [CATEGORY_PROTOTYPES[n][0] for n in CATEGORY_NAMES]
             self._proto = np.asarray(embedder.embed(descs), dtype=np.float64)
 
-    def raw_scores(self, text: str, query_vec: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    def raw_scores(
+        self, text: str, query_vec: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         """(raw routing score per category, keyword hits, prototype cosine or None).
 
         raw_c = KEYWORD_SHARE · hits_c / max(hits) + (1 − KEYWORD_SHARE) · (sim_c − min) / (max − min),
@@ -335,7 +352,9 @@ class Router:
         raw, hits, sim = self.raw_scores(text, query_vec)
         return Routing(_keep_top(raw), hits, sim)
 
-    def categorize(self, text: str, vec: np.ndarray | None = None, temperature: float | None = None) -> dict[str, float]:
+    def categorize(
+        self, text: str, vec: np.ndarray | None = None, temperature: float | None = None
+    ) -> dict[str, float]:
         """Soft category weights (summing to 1) for an untyped item such as a raw turn.
 
         Softmax over the routing scores with ``temperature`` (default

@@ -70,10 +70,11 @@ import stat
 import threading
 import time
 import urllib.parse
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -194,8 +195,15 @@ CREATE TRIGGER IF NOT EXISTS releases_no_delete BEFORE DELETE ON releases
     WHEN NOT EXISTS (SELECT 1 FROM erase_guard)
     BEGIN SELECT RAISE(ABORT, 'releases are append-only'); END
 """
-_TRIGGER_NAMES = ("edges_append_only", "edges_links_only_by_erase", "edges_delete_only_by_erase",
-                  "transitions_no_update", "transitions_no_delete", "releases_no_update", "releases_no_delete")
+_TRIGGER_NAMES = (
+    "edges_append_only",
+    "edges_links_only_by_erase",
+    "edges_delete_only_by_erase",
+    "transitions_no_update",
+    "transitions_no_delete",
+    "releases_no_update",
+    "releases_no_delete",
+)
 
 _EDGE_COLUMNS = (
     "id, text, categories, said_at, event_time, slot, confidence, numeric, links, session, "
@@ -244,8 +252,9 @@ class Added(list):
     field whose text fired: ``text``, ``id``, ``slot`` or ``speaker``), ``rule`` (the detector's
     rule, :func:`frcore.bank.instruction_rule`) and ``slot`` (the slot it would update, or None)."""
 
-    def __init__(self, ids: Iterable[str] = (), unchanged: Iterable[str] = (),
-                 quarantined: Iterable[Mapping[str, Any]] = ()):
+    def __init__(
+        self, ids: Iterable[str] = (), unchanged: Iterable[str] = (), quarantined: Iterable[Mapping[str, Any]] = ()
+    ):
         super().__init__(ids)
         self.unchanged: list[str] = list(unchanged)
         self.quarantined: list[dict[str, Any]] = [dict(q) for q in quarantined]
@@ -263,16 +272,24 @@ def storage_error(path: str, exc: sqlite3.Error, doing: str | None = None) -> St
     if name == "SQLITE_NOTADB" or "file is not a database" in msg:
         return StoreError(f"{path}: not an FR-Bank: not an SQLite database ({msg})", "not_a_bank")
     if name.startswith("SQLITE_CORRUPT") or "malformed" in msg:
-        return StoreError(f"{what}the bank file is corrupted ({msg}); nothing was changed; restore it from a backup "
-                          f"or an export", "corrupt")
+        return StoreError(
+            f"{what}the bank file is corrupted ({msg}); nothing was changed; restore it from a backup or an export",
+            "corrupt",
+        )
     if name.startswith("SQLITE_READONLY") or "readonly database" in msg:
-        return StoreError(f"{what}read-only: the bank or its folder is not writable ({msg}); nothing was written "
-                          f"(query, explain and export still work)", "readonly")
+        return StoreError(
+            f"{what}read-only: the bank or its folder is not writable ({msg}); nothing was written "
+            f"(query, explain and export still work)",
+            "readonly",
+        )
     if name == "SQLITE_FULL" or "disk is full" in msg:
         return StoreError(f"{what}disk full ({msg}); the write was rolled back, nothing was stored", "full")
     if name.startswith("SQLITE_IOERR") or "disk I/O error" in msg:
-        return StoreError(f"{what}disk I/O error ({msg}: disk full, file-size limit or failing storage); "
-                          f"the write did not complete and was rolled back", "io")
+        return StoreError(
+            f"{what}disk I/O error ({msg}: disk full, file-size limit or failing storage); "
+            f"the write did not complete and was rolled back",
+            "io",
+        )
     if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "locked" in msg:
         return StoreError(f"{what}busy: another process held the bank locked for too long ({msg}); retry", "busy")
     if name.startswith("SQLITE_CANTOPEN") or "unable to open" in msg:
@@ -311,8 +328,11 @@ def _check_text_arg(value: Any, name: str, what: str) -> None:
     if value is None and name == "reason":
         return
     if not isinstance(value, str) or (name == "edge_id" and not value):
-        raise StoreError(f"{what}: {name} {value!r}: expected a non-empty string" if name == "edge_id"
-                         else f"{what}: {name}: expected a string or null, got {type(value).__name__}")
+        raise StoreError(
+            f"{what}: {name} {value!r}: expected a non-empty string"
+            if name == "edge_id"
+            else f"{what}: {name}: expected a string or null, got {type(value).__name__}"
+        )
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:
@@ -355,7 +375,11 @@ def _row_to_record(row: Sequence[Any]) -> FactRecord:
 
 def _differs(a: FactRecord, b: FactRecord) -> list[str]:
     """Fields in which two records differ (``quarantined`` is derived by the store: not compared)."""
-    return [f.name for f in dataclasses.fields(FactRecord) if f.name != "quarantined" and getattr(a, f.name) != getattr(b, f.name)]
+    return [
+        f.name
+        for f in dataclasses.fields(FactRecord)
+        if f.name != "quarantined" and getattr(a, f.name) != getattr(b, f.name)
+    ]
 
 
 def _inspect(conn: sqlite3.Connection, path: str) -> int | None:
@@ -366,14 +390,20 @@ def _inspect(conn: sqlite3.Connection, path: str) -> int | None:
         return None
     if "meta" not in names:
         shown = ", ".join(sorted(names)[:6]) + (", …" if len(names) > 6 else "")
-        raise StoreError(f"{path}: not an FR-Bank: an SQLite database with other tables ({shown}); refusing to touch it",
-                         "not_a_bank")
+        raise StoreError(
+            f"{path}: not an FR-Bank: an SQLite database with other tables ({shown}); refusing to touch it",
+            "not_a_bank",
+        )
     try:
         row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
     except sqlite3.OperationalError as e:
-        raise StoreError(f"{path}: not an FR-Bank: its 'meta' table is not FR-Bank's ({e}); refusing to touch it", "not_a_bank") from None
+        raise StoreError(
+            f"{path}: not an FR-Bank: its 'meta' table is not FR-Bank's ({e}); refusing to touch it", "not_a_bank"
+        ) from None
     if row is None:
-        raise StoreError(f"{path}: not an FR-Bank: no schema_version in its 'meta' table; refusing to touch it", "not_a_bank")
+        raise StoreError(
+            f"{path}: not an FR-Bank: no schema_version in its 'meta' table; refusing to touch it", "not_a_bank"
+        )
     try:
         version = int(row[0])
     except (TypeError, ValueError):
@@ -397,7 +427,9 @@ class Store:
     Open with :meth:`Store.open`; use as a context manager or call :meth:`close`.
     """
 
-    def __init__(self, conn: sqlite3.Connection, path: str, readonly: bool = False, schema: int = SCHEMA_VERSION) -> None:
+    def __init__(
+        self, conn: sqlite3.Connection, path: str, readonly: bool = False, schema: int = SCHEMA_VERSION
+    ) -> None:
         self._conn = conn
         self.path = path
         #: opened with ``readonly=True``: every write raises :class:`StoreError` (kind ``readonly``)
@@ -413,8 +445,15 @@ class Store:
     # ------------------------------------------------------------------ lifecycle of the handle
 
     @classmethod
-    def open(cls, path: str | Path, timeout: float = 30.0, *, readonly: bool = False, create: bool = True,
-             embedder: tuple[str, int] | None = None) -> "Store":
+    def open(
+        cls,
+        path: str | Path,
+        timeout: float = 30.0,
+        *,
+        readonly: bool = False,
+        create: bool = True,
+        embedder: tuple[str, int] | None = None,
+    ) -> Store:
         """Open the store at ``path`` (``":memory:"`` for a scratch one).
 
         ``embedder``: the (name, dimension) of the embedder that fills the bank, recorded in
@@ -455,7 +494,9 @@ class Store:
                 return cls(conn, path, readonly=True, schema=version)
             if version is None:
                 if not fresh:  # another application's (empty) database: not ours to turn into a bank
-                    raise StoreError(f"{path}: an empty SQLite database, not an FR-Bank; refusing to touch it", "not_a_bank")
+                    raise StoreError(
+                        f"{path}: an empty SQLite database, not an FR-Bank; refusing to touch it", "not_a_bank"
+                    )
                 cls._create(conn, path, embedder)
             else:
                 mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
@@ -497,7 +538,9 @@ class Store:
                 raise StoreError(f"{path}: no such bank (the file does not exist)", "missing")
             parent = p.parent
             if not parent.is_dir():
-                raise StoreError(f"{path}: cannot create the bank: folder {str(parent)!r} does not exist", "missing_parent")
+                raise StoreError(
+                    f"{path}: cannot create the bank: folder {str(parent)!r} does not exist", "missing_parent"
+                )
             if not os.access(parent, os.W_OK):
                 raise StoreError(f"{path}: cannot create the bank: folder {str(parent)!r} is not writable", "readonly")
             return True
@@ -512,7 +555,9 @@ class Store:
             raise StoreError(f"{path}: cannot read the bank file ({e.strerror})", "cantopen") from None
         if not header:
             if readonly or not create:
-                raise StoreError(f"{path}: an empty file, not an FR-Bank (create one with `fr bank init`)", "not_a_bank")
+                raise StoreError(
+                    f"{path}: an empty file, not an FR-Bank (create one with `fr bank init`)", "not_a_bank"
+                )
             return True
         if header != _SQLITE_HEADER:
             raise StoreError(f"{path}: not an FR-Bank: not an SQLite database", "not_a_bank")
@@ -532,9 +577,14 @@ class Store:
             conn.close()
             name = getattr(e, "sqlite_errorname", "")
             wal = Path(f"{path}-wal")
-            if not (name.startswith(("SQLITE_READONLY", "SQLITE_CANTOPEN")) and (not wal.exists() or wal.stat().st_size == 0)):
+            if not (
+                name.startswith(("SQLITE_READONLY", "SQLITE_CANTOPEN"))
+                and (not wal.exists() or wal.stat().st_size == 0)
+            ):
                 raise
-        conn = sqlite3.connect(uri + "&immutable=1", uri=True, timeout=timeout, isolation_level=None, check_same_thread=False)
+        conn = sqlite3.connect(
+            uri + "&immutable=1", uri=True, timeout=timeout, isolation_level=None, check_same_thread=False
+        )
         conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
         return conn
 
@@ -559,9 +609,15 @@ class Store:
             conn.execute(stmt)
         for stmt in (_TRIGGERS + ";\n" + _RELEASE_TRIGGERS).split(";\n"):
             conn.execute(stmt)
-        conn.executemany("INSERT INTO meta VALUES (?, ?)", [
-            ("schema_version", str(SCHEMA_VERSION)), ("version", "0"), ("created_at", _ts(_now())), ("erasures", "0"),
-        ])
+        conn.executemany(
+            "INSERT INTO meta VALUES (?, ?)",
+            [
+                ("schema_version", str(SCHEMA_VERSION)),
+                ("version", "0"),
+                ("created_at", _ts(_now())),
+                ("erasures", "0"),
+            ],
+        )
         if embedder is not None:
             cls._record_embedder(conn, embedder)
         conn.execute("COMMIT")
@@ -596,15 +652,22 @@ class Store:
         if row is not None and int(row[0]) == SCHEMA_VERSION:  # migrated by another process meanwhile
             conn.execute("COMMIT")
             return
-        for name in ("edges_append_only", "edges_delete_only_by_erase", "transitions_no_update", "transitions_no_delete"):
+        for name in (
+            "edges_append_only",
+            "edges_delete_only_by_erase",
+            "transitions_no_update",
+            "transitions_no_delete",
+        ):
             conn.execute(f"DROP TRIGGER IF EXISTS {name}")
         old_audit = conn.execute("SELECT edge_id, action, erased_at, reason FROM audit ORDER BY seq").fetchall()
         conn.execute("DROP TABLE audit")
         for stmt in _TABLES.split(";\n"):
             conn.execute(stmt)
         links = conn.execute("SELECT id, links FROM edges WHERE links != '{}'").fetchall()
-        conn.executemany("INSERT INTO edge_links VALUES (?, ?, ?)",
-                         [(src, kind, dst) for src, lk in links for kind, ts in _decode(lk).items() for dst in ts])
+        conn.executemany(
+            "INSERT INTO edge_links VALUES (?, ?, ?)",
+            [(src, kind, dst) for src, lk in links for kind, ts in _decode(lk).items() for dst in ts],
+        )
         erased = [r[0] for r in old_audit]
         stored = {r[0] for r in conn.execute("SELECT id FROM edges")}
         conn.execute("INSERT INTO erase_guard VALUES ('')")  # lets this transaction rewrite rows
@@ -618,8 +681,10 @@ class Store:
             salt = os.urandom(16)
             for other in erased:
                 reason = _scrub(reason, other)
-            conn.execute("INSERT INTO audit (id_hash, salt, action, erased_at, reason) VALUES (?, ?, ?, ?, ?)",
-                         (id_hash(eid, salt), salt.hex(), action, erased_at, reason))
+            conn.execute(
+                "INSERT INTO audit (id_hash, salt, action, erased_at, reason) VALUES (?, ?, ?, ?, ?)",
+                (id_hash(eid, salt), salt.hex(), action, erased_at, reason),
+            )
         conn.execute("DELETE FROM erase_guard")
         for stmt in (_TRIGGERS + ";\n" + _RELEASE_TRIGGERS).split(";\n"):
             conn.execute(stmt)
@@ -635,7 +700,10 @@ class Store:
         than its own edge row that names it — links of other edges, link rows, its transitions,
         its release from quarantine, and the reasons of other transitions, releases and audit
         records."""
-        srcs = [r[0] for r in conn.execute("SELECT DISTINCT src FROM edge_links WHERE dst=? AND src != ?", (edge_id, edge_id))]
+        srcs = [
+            r[0]
+            for r in conn.execute("SELECT DISTINCT src FROM edge_links WHERE dst=? AND src != ?", (edge_id, edge_id))
+        ]
         for src in srcs:
             row = conn.execute("SELECT links FROM edges WHERE id=?", (src,)).fetchone()
             if row is None:
@@ -647,7 +715,9 @@ class Store:
         conn.execute("DELETE FROM transitions WHERE edge_id=?", (edge_id,))
         conn.execute("DELETE FROM releases WHERE edge_id=?", (edge_id,))
         for table in ("transitions", "audit", "releases"):
-            for seq, reason in conn.execute(f"SELECT seq, reason FROM {table} WHERE instr(reason, ?) > 0", (edge_id,)).fetchall():
+            for seq, reason in conn.execute(
+                f"SELECT seq, reason FROM {table} WHERE instr(reason, ?) > 0", (edge_id,)
+            ).fetchall():
                 new = _scrub(reason, edge_id)
                 if new != reason:
                     conn.execute(f"UPDATE {table} SET reason=? WHERE seq=?", (new, seq))
@@ -659,7 +729,7 @@ class Store:
                 self._conn.close()
                 self._conn = None  # type: ignore[assignment]
 
-    def __enter__(self) -> "Store":
+    def __enter__(self) -> Store:
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -697,7 +767,9 @@ class Store:
                         if store._embedder_to_record is not None:
                             store._record_embedder(conn, store._embedder_to_record)
                         conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key='version'")
-                        self_inner.pending = conn.execute("SELECT 1 FROM meta WHERE key='purge_pending'").fetchone() is not None
+                        self_inner.pending = (
+                            conn.execute("SELECT 1 FROM meta WHERE key='purge_pending'").fetchone() is not None
+                        )
                         conn.execute("COMMIT")
                         store._embedder_to_record = None
                     else:
@@ -754,7 +826,9 @@ class Store:
         for i, f in enumerate(facts):
             r = parse_fact(f, labels[i])
             if r.id in seen:
-                raise StoreError(f"{labels[i]}: fact {r.id!r}: field 'id': duplicate in batch (also {labels[seen[r.id]]})")
+                raise StoreError(
+                    f"{labels[i]}: fact {r.id!r}: field 'id': duplicate in batch (also {labels[seen[r.id]]})"
+                )
             seen[r.id] = i
             records.append(r)
         if not records:
@@ -790,10 +864,17 @@ class Store:
             except _Retry:
                 continue
             new_ids = {r.id for r in new}
-            held = [{"id": r.id, "field": findings[r.id][0], "rule": findings[r.id][1], "slot": r.slot}
-                    for r in records if r.id in new_ids and r.id in findings]
-            return Added([r.id for r in records if r.id in new_ids], [r.id for r in records if r.id not in new_ids], held)
-        raise StoreError(f"{self.path}: the stored ids kept changing while this batch was added (concurrent writers); retry", "busy")
+            held = [
+                {"id": r.id, "field": findings[r.id][0], "rule": findings[r.id][1], "slot": r.slot}
+                for r in records
+                if r.id in new_ids and r.id in findings
+            ]
+            return Added(
+                [r.id for r in records if r.id in new_ids], [r.id for r in records if r.id not in new_ids], held
+            )
+        raise StoreError(
+            f"{self.path}: the stored ids kept changing while this batch was added (concurrent writers); retry", "busy"
+        )
 
     @staticmethod
     def _stored(conn: sqlite3.Connection, ids: Sequence[str]) -> dict[str, FactRecord]:
@@ -805,7 +886,9 @@ class Store:
         return out
 
     @staticmethod
-    def _classify(records: list[FactRecord], stored: Mapping[str, FactRecord], labels: Sequence[str]) -> list[FactRecord]:
+    def _classify(
+        records: list[FactRecord], stored: Mapping[str, FactRecord], labels: Sequence[str]
+    ) -> list[FactRecord]:
         """The records to insert; those stored identically are skipped; a different stored fact
         under the same id raises."""
         new = []
@@ -817,19 +900,25 @@ class Store:
             diff = _differs(old, r)
             if diff:
                 raise StoreError(
-                    f"{labels[i]}: fact {r.id!r}: field 'id': already stored with different content ({', '.join(diff)} differ); "
+                    f"{labels[i]}: fact {r.id!r}: field 'id': already stored with different content ({', '.join(diff)} "
+                    "differ); "
                     f"use a new id (re-adding an identical fact is a no-op)"
                 )
         return new
 
-    def _check_links(self, conn: sqlite3.Connection, new: list[FactRecord], seen: Mapping[str, int], labels: Sequence[str]) -> None:
+    def _check_links(
+        self, conn: sqlite3.Connection, new: list[FactRecord], seen: Mapping[str, int], labels: Sequence[str]
+    ) -> None:
         targets = sorted({t for r in new for ts in r.links.values() for t in ts} - seen.keys())
         found = self._existing(conn, targets)
         for r in new:
             for kind, ts in r.links.items():
                 for t in ts:
                     if t not in seen and t not in found:
-                        raise StoreError(f"{labels[seen[r.id]]}: fact {r.id!r}: field 'links': {kind} target {t!r} is neither stored nor in the batch")
+                        raise StoreError(
+                            f"{labels[seen[r.id]]}: fact {r.id!r}: field 'links': {kind} target {t!r} is neither "
+                            "stored nor in the batch"
+                        )
 
     @staticmethod
     def _check_vectors(model: Any, ids: Sequence[str], vectors: Any, what: str = "vectors") -> np.ndarray:
@@ -847,7 +936,9 @@ class Store:
         return v
 
     @staticmethod
-    def _put_vectors(conn: sqlite3.Connection, model: str, ids: Sequence[str], v: np.ndarray, what: str = "vectors") -> None:
+    def _put_vectors(
+        conn: sqlite3.Connection, model: str, ids: Sequence[str], v: np.ndarray, what: str = "vectors"
+    ) -> None:
         row = conn.execute("SELECT dim FROM embeddings WHERE model=? LIMIT 1", (model,)).fetchone()
         if row is not None and row[0] != v.shape[1]:
             raise StoreError(f"{what}: field 'vectors': model {model!r} stores dimension {row[0]}, got {v.shape[1]}")
@@ -861,11 +952,21 @@ class Store:
         rec_s = _ts(rec_at)
         rows = [
             (
-                r.id, r.text, json.dumps(r.categories, separators=(",", ":")), _ts(r.said_at),
-                None if r.event_time is None else _ts(r.event_time), r.slot, r.confidence,
-                int(bool(r.numeric)), json.dumps({k: list(v) for k, v in r.links.items()}, separators=(",", ":")),
-                r.session, r.kind, r.speaker, int(bool(r.quarantined)),
-                rec_s, batch,
+                r.id,
+                r.text,
+                json.dumps(r.categories, separators=(",", ":")),
+                _ts(r.said_at),
+                None if r.event_time is None else _ts(r.event_time),
+                r.slot,
+                r.confidence,
+                int(bool(r.numeric)),
+                json.dumps({k: list(v) for k, v in r.links.items()}, separators=(",", ":")),
+                r.session,
+                r.kind,
+                r.speaker,
+                int(bool(r.quarantined)),
+                rec_s,
+                batch,
             )
             for r in records
         ]
@@ -893,11 +994,16 @@ class Store:
             return self._existing(self.conn, list(ids))
 
     def _require(self, conn: sqlite3.Connection, edge_id: str, what: str) -> None:
-        if not isinstance(edge_id, str) or conn.execute("SELECT 1 FROM edges WHERE id=?", (edge_id,)).fetchone() is None:
+        if (
+            not isinstance(edge_id, str)
+            or conn.execute("SELECT 1 FROM edges WHERE id=?", (edge_id,)).fetchone() is None
+        ):
             raise StoreError(f"{what}: edge_id {edge_id!r}: no such edge", "unknown_id")
 
     @_mapped
-    def retract(self, edge_id: str, at: datetime | None = None, reason: str | None = None, recorded_at: datetime | None = None) -> None:
+    def retract(
+        self, edge_id: str, at: datetime | None = None, reason: str | None = None, recorded_at: datetime | None = None
+    ) -> None:
         """Record a retraction of ``edge_id`` effective at valid time ``at`` (default: the
         transaction time). The edge stays stored, masked from then on."""
         _check_text_arg(edge_id, "edge_id", "retract")
@@ -907,7 +1013,8 @@ class Store:
         with self._write() as conn:
             self._require(conn, edge_id, "retract")
             conn.execute(
-                "INSERT INTO transitions (edge_id, kind, effective_at, recorded_at, reason) VALUES (?, 'retract', ?, ?, ?)",
+                "INSERT INTO transitions (edge_id, kind, effective_at, "
+                "recorded_at, reason) VALUES (?, 'retract', ?, ?, ?)",
                 (edge_id, _ts(eff), _ts(rec_at), reason),
             )
 
@@ -941,11 +1048,21 @@ class Store:
                 (digest, salt.hex(), _ts(erased_at), reason),
             )
             conn.execute("DELETE FROM erase_guard")
-            conn.execute("INSERT OR REPLACE INTO meta VALUES ('erasures', CAST(COALESCE((SELECT value FROM meta WHERE key='erasures'), 0) AS INTEGER) + 1)")
+            conn.execute(
+                "INSERT OR REPLACE INTO meta VALUES ('erasures', CAST(COALESCE((SELECT "
+                "value FROM meta WHERE key='erasures'), 0) AS INTEGER) + 1)"
+            )
             conn.execute("INSERT OR REPLACE INTO meta VALUES ('purge_pending', '1')")
             if conn.execute("PRAGMA auto_vacuum").fetchone()[0] == 2:  # incremental: give the freed pages back
                 conn.execute("PRAGMA incremental_vacuum").fetchall()
-        out = {"edge_id": edge_id, "id_hash": digest, "salt": salt.hex(), "action": "erase", "erased_at": _ts(erased_at), "reason": reason}
+        out = {
+            "edge_id": edge_id,
+            "id_hash": digest,
+            "salt": salt.hex(),
+            "action": "erase",
+            "erased_at": _ts(erased_at),
+            "reason": reason,
+        }
         try:
             purge = self.purge(timeout=wait)
         except StoreError as e:  # committed: report the purge as pending, never the erase as failed
@@ -977,9 +1094,13 @@ class Store:
                         break
                     if time.monotonic() >= deadline:
                         what = "erased bytes may remain" if pending else "the WAL may hold older pages"
-                        return {"purged": False, "note": (
-                            f"purge pending: other connections are reading {self.path}, so {what} in the bank "
-                            f"and its -wal file; `fr bank purge {self.path}` (or the next write) finishes it")}
+                        return {
+                            "purged": False,
+                            "note": (
+                                f"purge pending: other connections are reading {self.path}, so {what} in the bank "
+                                f"and its -wal file; `fr bank purge {self.path}` (or the next write) finishes it"
+                            ),
+                        }
                     time.sleep(0.01)
                 if pending:
                     try:  # the bytes are gone; clearing the mark is best effort (a writer may hold the lock)
@@ -995,8 +1116,12 @@ class Store:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 conn.execute(f"PRAGMA busy_timeout={int(old_busy)}")
-        return {"purged": True, "note": "purged: no erased byte remains in the bank, -wal or -shm file" if pending
-                else "nothing pending; WAL checkpointed"}
+        return {
+            "purged": True,
+            "note": "purged: no erased byte remains in the bank, -wal or -shm file"
+            if pending
+            else "nothing pending; WAL checkpointed",
+        }
 
     @_mapped
     def purge_pending(self) -> bool:
@@ -1022,14 +1147,18 @@ class Store:
                 raise StoreError(f"release: edge_id {edge_id!r}: no such edge", "unknown_id")
             if not row[0]:
                 raise StoreError(f"release: edge_id {edge_id!r}: not quarantined; nothing to release")
-            old = conn.execute("SELECT released_at, reason FROM releases WHERE edge_id=? ORDER BY seq LIMIT 1",
-                               (edge_id,)).fetchone()
+            old = conn.execute(
+                "SELECT released_at, reason FROM releases WHERE edge_id=? ORDER BY seq LIMIT 1", (edge_id,)
+            ).fetchone()
             if old is not None:
                 return {"id": edge_id, "released_at": old[0], "reason": old[1], "unchanged": True}
-            conn.execute("INSERT INTO releases (edge_id, released_at, reason) VALUES (?, ?, ?)",
-                         (edge_id, _ts(rel_at), reason))
-            conn.execute("INSERT OR REPLACE INTO meta VALUES ('releases', "
-                         "CAST(COALESCE((SELECT value FROM meta WHERE key='releases'), 0) AS INTEGER) + 1)")
+            conn.execute(
+                "INSERT INTO releases (edge_id, released_at, reason) VALUES (?, ?, ?)", (edge_id, _ts(rel_at), reason)
+            )
+            conn.execute(
+                "INSERT OR REPLACE INTO meta VALUES ('releases', "
+                "CAST(COALESCE((SELECT value FROM meta WHERE key='releases'), 0) AS INTEGER) + 1)"
+            )
         return {"id": edge_id, "released_at": _ts(rel_at), "reason": reason, "unchanged": False}
 
     @_mapped
@@ -1056,12 +1185,20 @@ class Store:
             if released is not None and not include_released:
                 continue
             found = injection_finding(r)
-            out.append({
-                "id": r.id, "field": None if found is None else found[0], "rule": None if found is None else found[1],
-                "slot": r.slot, "speaker": r.speaker, "text": r.text, "said_at": _ts(r.said_at), "recorded_at": row[13],
-                "released_at": None if released is None else released[0],
-                "release_reason": None if released is None else released[1],
-            })
+            out.append(
+                {
+                    "id": r.id,
+                    "field": None if found is None else found[0],
+                    "rule": None if found is None else found[1],
+                    "slot": r.slot,
+                    "speaker": r.speaker,
+                    "text": r.text,
+                    "said_at": _ts(r.said_at),
+                    "recorded_at": row[13],
+                    "released_at": None if released is None else released[0],
+                    "release_reason": None if released is None else released[1],
+                }
+            )
         return out
 
     # ------------------------------------------------------------------ the bank's embedder
@@ -1077,8 +1214,9 @@ class Store:
         try:
             return got["embedder"], int(got.get("embedder_dim", 0))
         except ValueError:
-            raise StoreError(f"{self.path}: a damaged FR-Bank: embedder_dim {got.get('embedder_dim')!r} "
-                             f"is not a number", "corrupt") from None
+            raise StoreError(
+                f"{self.path}: a damaged FR-Bank: embedder_dim {got.get('embedder_dim')!r} is not a number", "corrupt"
+            ) from None
 
     @_mapped
     def embedding_models(self) -> dict[str, int]:
@@ -1089,7 +1227,9 @@ class Store:
     # ------------------------------------------------------------------ embedding cache
 
     @_mapped
-    def put_embeddings(self, model: str, ids: Sequence[str], vectors: np.ndarray, *, skip_missing: bool = False) -> None:
+    def put_embeddings(
+        self, model: str, ids: Sequence[str], vectors: np.ndarray, *, skip_missing: bool = False
+    ) -> None:
         """Cache one float32 vector per stored edge id for ``model`` (replacing older ones).
         An id that is not stored raises, or with ``skip_missing`` is skipped (erased meanwhile)."""
         ids = list(ids)
@@ -1159,11 +1299,13 @@ class Store:
         with self._lock:
             q = "SELECT COUNT(*) FROM edges"
             if not include_quarantined:
-                q += " WHERE quarantined=0" + (" OR id IN (SELECT edge_id FROM releases)" if _has_releases(self.conn) else "")
+                q += " WHERE quarantined=0" + (
+                    " OR id IN (SELECT edge_id FROM releases)" if _has_releases(self.conn) else ""
+                )
             return int(self.conn.execute(q).fetchone()[0])
 
     @_mapped
-    def _load(self) -> "_Loaded":
+    def _load(self) -> _Loaded:
         """All edges (insertion order) with their recorded_at and column arrays, and all
         transitions, read in one read transaction (a consistent cut: whole batches only).
 
@@ -1181,30 +1323,41 @@ class Store:
                 rrow = conn.execute("SELECT value FROM meta WHERE key='releases'").fetchone()
                 # an erase or a release changes rows already read: either one means a full reload
                 erasures = ("" if erow is None else str(erow[0])) + "/" + ("" if rrow is None else str(rrow[0]))
-                released = ({r[0] for r in conn.execute("SELECT edge_id FROM releases")}
-                            if rrow is not None and _has_releases(conn) else set())
+                released = (
+                    {r[0] for r in conn.execute("SELECT edge_id FROM releases")}
+                    if rrow is not None and _has_releases(conn)
+                    else set()
+                )
                 if old is not None and old.erasures != erasures:
                     old = None
                 count = int(conn.execute("SELECT COUNT(*) FROM edges").fetchone()[0])
                 since = 0 if old is None else old.max_seq
-                rows = conn.execute(f"SELECT seq, {_EDGE_COLUMNS} FROM edges WHERE seq > ? ORDER BY seq", (since,)).fetchall()
+                rows = conn.execute(
+                    f"SELECT seq, {_EDGE_COLUMNS} FROM edges WHERE seq > ? ORDER BY seq", (since,)
+                ).fetchall()
                 if old is not None and len(old.edges) + len(rows) != count:
                     old, since = None, 0
                     rows = conn.execute(f"SELECT seq, {_EDGE_COLUMNS} FROM edges ORDER BY seq").fetchall()
                 tsince = 0 if old is None else old.max_tseq
                 trows = conn.execute(
-                    "SELECT seq, edge_id, kind, effective_at, recorded_at, reason FROM transitions WHERE seq > ? ORDER BY seq",
+                    "SELECT seq, edge_id, kind, effective_at, recorded_at, "
+                    "reason FROM transitions WHERE seq > ? ORDER BY seq",
                     (tsince,),
                 ).fetchall()
             finally:
                 conn.execute("COMMIT")
         new_edges = [_row_to_record(r[1:]) for r in rows]
         if released:  # the owner released these from quarantine (release rows, never an UPDATE)
-            new_edges = [dataclasses.replace(e, quarantined=False) if e.quarantined and e.id in released else e
-                         for e in new_edges]
+            new_edges = [
+                dataclasses.replace(e, quarantined=False) if e.quarantined and e.id in released else e
+                for e in new_edges
+            ]
         new_rec = np.array([r[14] for r in rows], dtype="datetime64[us]")
         new_cols = edge_columns(new_edges)
-        new_trs = [Transition(e, k, datetime.fromisoformat(eff), datetime.fromisoformat(rec), why) for _s, e, k, eff, rec, why in trows]
+        new_trs = [
+            Transition(e, k, datetime.fromisoformat(eff), datetime.fromisoformat(rec), why)
+            for _s, e, k, eff, rec, why in trows
+        ]
         if old is None:
             edges, recorded, cols, trs = new_edges, new_rec, new_cols, new_trs
         else:
@@ -1229,7 +1382,9 @@ class Store:
                 self._recent.popitem(last=False)
         return loaded
 
-    def edges(self, known_at: datetime | None = None, include_quarantined: bool = True, version: int | None = None) -> list[FactRecord]:
+    def edges(
+        self, known_at: datetime | None = None, include_quarantined: bool = True, version: int | None = None
+    ) -> list[FactRecord]:
         """Stored edges in insertion order, optionally only those recorded by ``known_at``.
         ``version``: the edges as read at that store version (a snapshot's), if still cached —
         else the current ones."""
@@ -1299,9 +1454,13 @@ class Store:
         id, :func:`id_hash`), salt (hex), action, erased_at, reason. :meth:`was_erased` checks an id."""
         with self._lock:
             if self.schema == 1:  # a schema-1 bank opened read-only: its unsalted hashes, never its ids
-                rows = self.conn.execute("SELECT id_sha256, '', action, erased_at, reason FROM audit ORDER BY seq").fetchall()
+                rows = self.conn.execute(
+                    "SELECT id_sha256, '', action, erased_at, reason FROM audit ORDER BY seq"
+                ).fetchall()
             else:
-                rows = self.conn.execute("SELECT id_hash, salt, action, erased_at, reason FROM audit ORDER BY seq").fetchall()
+                rows = self.conn.execute(
+                    "SELECT id_hash, salt, action, erased_at, reason FROM audit ORDER BY seq"
+                ).fetchall()
         return [dict(zip(("id_hash", "salt", "action", "erased_at", "reason"), r)) for r in rows]
 
     def was_erased(self, edge_id: str) -> bool:
@@ -1327,7 +1486,13 @@ class Store:
             "version": self.version(),
             "edges": out_edges,
             "transitions": [
-                {"edge_id": t.edge_id, "kind": t.kind, "effective_at": _ts(t.effective_at), "recorded_at": _ts(t.recorded_at), "reason": t.reason}
+                {
+                    "edge_id": t.edge_id,
+                    "kind": t.kind,
+                    "effective_at": _ts(t.effective_at),
+                    "recorded_at": _ts(t.recorded_at),
+                    "reason": t.reason,
+                }
                 for t in trs
             ],
             "releases": self._releases(),

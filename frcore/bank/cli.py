@@ -12,7 +12,6 @@ both.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sqlite3
@@ -58,11 +57,15 @@ def _check_fact_keys(fact, label: str) -> None:
     fid = fact.get("id")
     shown = repr(fid) if isinstance(fid, str) else repr(fid)[:40]
     if fact.dups:
-        raise ValueError(f"{label}: fact {shown}: field {fact.dups[0]!r}: given twice in the object (duplicate JSON key)")
+        raise ValueError(
+            f"{label}: fact {shown}: field {fact.dups[0]!r}: given twice in the object (duplicate JSON key)"
+        )
     for key in ("categories", "links"):
         inner = fact.get(key)
         if isinstance(inner, _Obj) and inner.dups:
-            raise ValueError(f"{label}: fact {shown}: field {key!r}: key {inner.dups[0]!r} given twice (duplicate JSON key)")
+            raise ValueError(
+                f"{label}: fact {shown}: field {key!r}: key {inner.dups[0]!r} given twice (duplicate JSON key)"
+            )
 
 
 def _read_text(p: Path, what: str) -> str:
@@ -108,11 +111,16 @@ def load_facts(path: str | Path) -> tuple[list, list[str]]:
             raise ValueError(f"{p}: expected a JSON list of facts, JSONL, or a suite file with 'facts'")
         facts = obj["facts"]
         if not isinstance(facts, list):
-            raise ValueError(f"{p}: field 'facts': expected a list of fact objects, got {type(facts).__name__ if facts is not None else 'null'}")
+            raise ValueError(
+                f"{p}: field 'facts': expected a list of fact objects, got "
+                f"{type(facts).__name__ if facts is not None else 'null'}"
+            )
     elif isinstance(obj, list):
         facts = obj
     else:
-        raise ValueError(f"{p}: expected a JSON list of facts, JSONL, or a suite file with 'facts'; got {type(obj).__name__}")
+        raise ValueError(
+            f"{p}: expected a JSON list of facts, JSONL, or a suite file with 'facts'; got {type(obj).__name__}"
+        )
     labels = [f"{p}: facts[{i}]" for i in range(len(facts))]
     for f, label in zip(facts, labels):
         _check_fact_keys(f, label)
@@ -143,8 +151,10 @@ def _quarantine_lines(held: list[dict]) -> list[str]:
         where = "" if q["field"] == "text" else f" in its {q['field']}"
         lines.append(f"quarantined {q['id']}: rule {q['rule']}{where}")
         if q.get("slot") is not None:
-            lines.append(f"  update to slot {q['slot']} held in quarantine (rule {q['rule']}); "
-                         f"`fr bank quarantine BANK --release {q['id']}` releases it")
+            lines.append(
+                f"  update to slot {q['slot']} held in quarantine (rule {q['rule']}); "
+                f"`fr bank quarantine BANK --release {q['id']}` releases it"
+            )
     return lines
 
 
@@ -232,20 +242,22 @@ def _emit(text: str) -> None:
     view = memoryview(text.encode("utf-8"))
     while view:
         n = out.write(view)
-        view = view[(len(view) if n is None else n):]
+        view = view[(len(view) if n is None else n) :]
     out.flush()
 
 
 def _check_k(k: int) -> None:
-    from ._pipeline import PipelineConfig
     from ._bank import result_limit
+    from ._pipeline import PipelineConfig
 
     if k < 1:
         raise ValueError(f"--k {k}: must be at least 1")
     limit = result_limit(PipelineConfig())
     if limit is not None and k > limit:
-        raise ValueError(f"--k {k}: at most {limit} results can be returned (the pipeline ranks its {limit} distilled "
-                         f"candidates); use --k {limit} or less")
+        raise ValueError(
+            f"--k {k}: at most {limit} results can be returned (the pipeline ranks its {limit} distilled "
+            f"candidates); use --k {limit} or less"
+        )
 
 
 def run(args) -> int:
@@ -324,11 +336,16 @@ def _run(args) -> int:
             n = store.count()
             recorded = store.recorded_embedder()
         if existed and args.embedder and recorded is not None and recorded != asked:
-            raise EmbedderMismatch(f"{args.path}: already an FR-Bank with embedder {recorded[0]!r} ({recorded[1]}-d); "
-                                   f"asked for {asked[0]!r} ({asked[1]}-d); unchanged")
+            raise EmbedderMismatch(
+                f"{args.path}: already an FR-Bank with embedder {recorded[0]!r} ({recorded[1]}-d); "
+                f"asked for {asked[0]!r} ({asked[1]}-d); unchanged"
+            )
         shown = "" if recorded is None else f", embedder {recorded[0]} ({recorded[1]}-d)"
-        print(f"{args.path}: already an FR-Bank ({n} edges{shown}); unchanged" if existed
-              else f"initialised {args.path}{shown}")
+        print(
+            f"{args.path}: already an FR-Bank ({n} edges{shown}); unchanged"
+            if existed
+            else f"initialised {args.path}{shown}"
+        )
         return 0
     if cmd == "purge":
         with Store.open(args.path, create=False) as store:
@@ -361,9 +378,11 @@ def _run(args) -> int:
         if args.json:
             print(json.dumps(rec))
         else:
-            print(f"{args.release}: already released at {rec['released_at']}; unchanged" if rec["unchanged"]
-                  else f"released {args.release} from quarantine "
-                       f"(the owner's decision, recorded at {rec['released_at']})")
+            print(
+                f"{args.release}: already released at {rec['released_at']}; unchanged"
+                if rec["unchanged"]
+                else f"released {args.release} from quarantine (the owner's decision, recorded at {rec['released_at']})"
+            )
         return 0
     if cmd == "quarantine":
         with Store.open(args.path, readonly=True) as store:
@@ -400,8 +419,12 @@ def _run(args) -> int:
     try:
         if cmd == "add":
             added = bank.add(facts, where=labels)
-            out = {"added": len(added), "ids": list(added), "unchanged": added.unchanged,
-                   "quarantined": added.quarantined}
+            out = {
+                "added": len(added),
+                "ids": list(added),
+                "unchanged": added.unchanged,
+                "quarantined": added.quarantined,
+            }
             held = [q["id"] for q in added.quarantined]
             note = f", {len(held)} quarantined: {', '.join(held[:5])}{', …' if len(held) > 5 else ''}" if held else ""
             note += f"; {len(added.unchanged)} already stored, identical (skipped)" if added.unchanged else ""
@@ -415,8 +438,15 @@ def _run(args) -> int:
         elif cmd in ("query", "explain"):
             # whatever lists score terms (explain, and query --json) carries their explanation
             retrieve = bank.explain if (cmd == "explain" or args.json) else bank.query
-            res = retrieve(args.text, at=args.at, k=args.k, intent=args.intent, known_at=args.known_at,
-                           categories=args.categories.split(",") if args.categories else None, params=params)
+            res = retrieve(
+                args.text,
+                at=args.at,
+                k=args.k,
+                intent=args.intent,
+                known_at=args.known_at,
+                categories=args.categories.split(",") if args.categories else None,
+                params=params,
+            )
             if args.json:
                 print(json.dumps(res.to_dict(), default=str))
             else:
@@ -435,29 +465,43 @@ def register(subparsers) -> None:
     def common(sp, with_json=True, embedder=True):
         sp.add_argument("path", help="bank file (SQLite)")
         if embedder:
-            sp.add_argument("--embedder", default=None,
-                            help="minilm, hash or hash-<dim>; default: the bank's own (recorded when it was created; "
-                                 "minilm for a new bank); another than the bank's own is an error")
+            sp.add_argument(
+                "--embedder",
+                default=None,
+                help="minilm, hash or hash-<dim>; default: the bank's own (recorded when it was created; "
+                "minilm for a new bank); another than the bank's own is an error",
+            )
         if with_json:
             sp.add_argument("--json", action="store_true", help="machine-readable output")
 
     common(sub.add_parser("init", help="create an empty bank (an existing bank is left unchanged)"), with_json=False)
-    sp = sub.add_parser("add", help="add facts from JSON, JSONL or a suite file (identical facts already stored are skipped)")
+    sp = sub.add_parser(
+        "add", help="add facts from JSON, JSONL or a suite file (identical facts already stored are skipped)"
+    )
     common(sp)
     sp.add_argument("file")
     for name in ("retract", "erase"):
         sp = sub.add_parser(name, help=f"{name} a fact by id")
         common(sp, embedder=False)
         sp.add_argument("id")
-        sp.add_argument("--json-id", action="store_true",
-                        help="ID is a JSON string literal, e.g. '\"a\\u0000b\"' (for characters a command line cannot carry)")
+        sp.add_argument(
+            "--json-id",
+            action="store_true",
+            help="ID is a JSON string literal, e.g. '\"a\\u0000b\"' (for characters a command line cannot carry)",
+        )
         sp.add_argument("--reason")
         if name == "retract":
             sp.add_argument("--at", help="effective time (default now)")
         else:
-            sp.add_argument("--wait", type=float, default=2.0,
-                            help="seconds to wait for readers before the purge is reported pending (default 2)")
-    sp = sub.add_parser("purge", help="finish a pending erase purge: checkpoint and truncate the WAL (exit 1 if readers still block it)")
+            sp.add_argument(
+                "--wait",
+                type=float,
+                default=2.0,
+                help="seconds to wait for readers before the purge is reported pending (default 2)",
+            )
+    sp = sub.add_parser(
+        "purge", help="finish a pending erase purge: checkpoint and truncate the WAL (exit 1 if readers still block it)"
+    )
     common(sp, embedder=False)
     sp.add_argument("--wait", type=float, default=30.0, help="seconds to wait for readers (default 30)")
     sp = sub.add_parser("quarantine", help="list the facts held in quarantine (prompt injection), or release one")
@@ -473,7 +517,9 @@ def register(subparsers) -> None:
         sp.add_argument("--at", help="query (valid) time, YYYY-MM-DD or ISO (default now)")
         sp.add_argument("--known-at", dest="known_at", help="transaction-time cut: what the bank knew then")
         sp.add_argument("--k", type=int, default=10, help="results (1 to 20, the pipeline's distilled candidates)")
-        sp.add_argument("--intent", help="override: current, historical, change_history, upcoming, retraction_aware, broad")
+        sp.add_argument(
+            "--intent", help="override: current, historical, change_history, upcoming, retraction_aware, broad"
+        )
         sp.add_argument("--categories", help="override routing: comma-separated category names")
     sp = sub.add_parser("bench", help="benchmark ingest, query latency and memory at several bank sizes (JSON)")
     sp.add_argument("--sizes", default="1000,20000,100000")

@@ -11,8 +11,8 @@ and its ablations ``fr-plus-no-<rule>`` (:data:`PLUS_SYSTEMS`) are in it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 
 import jax.numpy as jnp
 import numpy as np
@@ -42,7 +42,10 @@ def collapse_params(params: LifecycleParams, groups: Sequence[Sequence[str]]) ->
     seen = [c for g in groups for c in g]
     missing = set(CATEGORY_NAMES) - set(seen)
     if missing or len(seen) != len(set(seen)):
-        raise ValueError(f"groups: must partition the {N_CATEGORIES} categories (missing {sorted(missing)}, duplicates {len(seen) - len(set(seen))})")
+        raise ValueError(
+            f"groups: must partition the {N_CATEGORIES} categories (missing {sorted(missing)}, duplicates "
+            f"{len(seen) - len(set(seen))})"
+        )
     rates = np.asarray(params.rates, dtype=np.float64).copy()
     alpha = np.asarray(params.alpha, dtype=np.float64).copy()
     floors = np.asarray(params.floors, dtype=np.float64).copy()
@@ -54,7 +57,12 @@ def collapse_params(params: LifecycleParams, groups: Sequence[Sequence[str]]) ->
         floors[idx] = floors[idx].mean()
         clocks[idx] = clocks[idx].mean(axis=0)
     dt = params.rates.dtype
-    return params._replace(rates=jnp.asarray(rates, dt), alpha=jnp.asarray(alpha, dt), floors=jnp.asarray(floors, dt), clocks=jnp.asarray(clocks, dt))
+    return params._replace(
+        rates=jnp.asarray(rates, dt),
+        alpha=jnp.asarray(alpha, dt),
+        floors=jnp.asarray(floors, dt),
+        clocks=jnp.asarray(clocks, dt),
+    )
 
 
 def _untyped_params(p: LifecycleParams) -> LifecycleParams:
@@ -62,8 +70,9 @@ def _untyped_params(p: LifecycleParams) -> LifecycleParams:
     return p._replace(global_alpha=jnp.zeros_like(p.global_alpha))
 
 
-_FLAT = dict(n_forced=0, staleness_aware=False)
-_NO_LIFECYCLE = ScoreConfig(lifecycle=False, routing=False, floors=False, numeric_rescue=False, anticipation=False, supersession_weight=False)
+_NO_LIFECYCLE = ScoreConfig(
+    lifecycle=False, routing=False, floors=False, numeric_rescue=False, anticipation=False, supersession_weight=False
+)
 
 
 def _systems() -> dict[str, System]:
@@ -72,25 +81,75 @@ def _systems() -> dict[str, System]:
     def add(name, pipeline, description, params_fn=None):
         S[name] = System(name, pipeline, description, params_fn)
 
-    add("fr-full", PipelineConfig(), "Fortunate Recall: hybrid + category-forced candidates, staleness-aware distillation, lifecycle mask, blended log-score")
+    add(
+        "fr-full",
+        PipelineConfig(),
+        "Fortunate Recall: hybrid + category-forced candidates, "
+        "staleness-aware distillation, lifecycle mask, blended log-score",
+    )
     add("flat-cosine", PipelineConfig(ranker="cosine"), "baseline: cosine similarity over every item, no lifecycle")
     add("bm25", PipelineConfig(ranker="bm25"), "baseline: BM25 over every item, no lifecycle")
     add(
         "uniform-decay",
-        PipelineConfig(score=replace(_NO_LIFECYCLE, decay="uniform", global_alpha=True), hybrid_weight=0.0, n_bm25=0, propagation=0.0, **_FLAT),
+        PipelineConfig(
+            score=replace(_NO_LIFECYCLE, decay="uniform", global_alpha=True),
+            hybrid_weight=0.0,
+            n_bm25=0,
+            propagation=0.0,
+            n_forced=0,
+            staleness_aware=False,
+        ),
         "baseline: cosine blended with one uniform recency decay (MemoryBank-style), no lifecycle",
     )
-    add("overwrite", PipelineConfig(ranker="cosine", overwrite=True), "baseline: overwrite store — updates delete the old value (Mem0 UPDATE/DELETE), cosine ranking")
+    add(
+        "overwrite",
+        PipelineConfig(ranker="cosine", overwrite=True),
+        "baseline: overwrite store — updates delete the old value (Mem0 UPDATE/DELETE), cosine ranking",
+    )
     # Ablations of FR (same pipeline, one switch each).
-    add("fr-no-routing", PipelineConfig(score=ScoreConfig(routing=False), n_forced=0), "FR without category routing or category-forced candidates")
-    add("fr-uniform-decay", PipelineConfig(score=ScoreConfig(decay="uniform")), "FR with one decay rate for every category")
-    add("fr-global-alpha", PipelineConfig(score=ScoreConfig(global_alpha=True)), "FR with one blend weight α for every category")
+    add(
+        "fr-no-routing",
+        PipelineConfig(score=ScoreConfig(routing=False), n_forced=0),
+        "FR without category routing or category-forced candidates",
+    )
+    add(
+        "fr-uniform-decay",
+        PipelineConfig(score=ScoreConfig(decay="uniform")),
+        "FR with one decay rate for every category",
+    )
+    add(
+        "fr-global-alpha",
+        PipelineConfig(score=ScoreConfig(global_alpha=True)),
+        "FR with one blend weight α for every category",
+    )
     add("fr-no-floors", PipelineConfig(score=ScoreConfig(floors=False)), "FR without semantic floors")
-    add("fr-arithmetic-blend", PipelineConfig(score=ScoreConfig(decay="arithmetic")), "FR with arithmetic instead of harmonic rate blending")
-    add("fr-primary-only", PipelineConfig(score=ScoreConfig(decay="primary")), "FR with the primary category's rate only")
-    add("fr-no-anticipation", PipelineConfig(score=ScoreConfig(anticipation=False)), "FR without the anticipatory event kernel")
-    add("fr-cognitive", PipelineConfig(score=ScoreConfig(decay="cognitive")), "FR with cognitive (episodic/semantic/procedural) rates instead of behavioral ones")
-    add("fr-lifecycle-off", PipelineConfig(score=ScoreConfig(lifecycle=False, supersession_weight=False), staleness_aware=False, propagation=0.0), "FR with the lifecycle mask, staleness-aware distillation and lifecycle-linked similarity off")
+    add(
+        "fr-arithmetic-blend",
+        PipelineConfig(score=ScoreConfig(decay="arithmetic")),
+        "FR with arithmetic instead of harmonic rate blending",
+    )
+    add(
+        "fr-primary-only",
+        PipelineConfig(score=ScoreConfig(decay="primary")),
+        "FR with the primary category's rate only",
+    )
+    add(
+        "fr-no-anticipation",
+        PipelineConfig(score=ScoreConfig(anticipation=False)),
+        "FR without the anticipatory event kernel",
+    )
+    add(
+        "fr-cognitive",
+        PipelineConfig(score=ScoreConfig(decay="cognitive")),
+        "FR with cognitive (episodic/semantic/procedural) rates instead of behavioral ones",
+    )
+    add(
+        "fr-lifecycle-off",
+        PipelineConfig(
+            score=ScoreConfig(lifecycle=False, supersession_weight=False), staleness_aware=False, propagation=0.0
+        ),
+        "FR with the lifecycle mask, staleness-aware distillation and lifecycle-linked similarity off",
+    )
     add("fr-no-linking", PipelineConfig(propagation=0.0), "FR without lifecycle-linked similarity")
     add(
         "fr-untyped",
@@ -99,25 +158,30 @@ def _systems() -> dict[str, System]:
             n_forced=0,
             untyped_expiry=True,
         ),
-        "untyped three-primitive arm: supersession + expiry + retraction masks only (no ontology, routing, decay or blending)",
+        "untyped three-primitive arm: supersession + expiry + "
+        "retraction masks only (no ontology, routing, decay or blending)",
         _untyped_params,
     )
     # fr-plus: FR-full plus the rules of docs/fr-plus.md, and fr-plus without each rule.
-    plus = dict(turn_age="oldest_fact", floor_reference="query_max", stable_activation_floor=True)
+    plus = PipelineConfig(turn_age="oldest_fact", floor_reference="query_max", stable_activation_floor=True)
     add(
         "fr-plus",
-        PipelineConfig(**plus),
+        plus,
         "FR-full + turns aged as the oldest typed fact, semantic floor relative to the query's best σ, "
         "activation floor F_c for categories that do not expire",
     )
-    for rule, field_name, off, what in (
-        ("turn-age", "turn_age", "said", "turns aged from their own said-at"),
-        ("relative-floor", "floor_reference", "absolute", "the paper's absolute floor threshold σ ≥ 0.95"),
-        ("activation-floor", "stable_activation_floor", False, "no activation floor for stable categories"),
+    for rule, without, what in (
+        ("turn-age", replace(plus, turn_age="said"), "turns aged from their own said-at"),
+        ("relative-floor", replace(plus, floor_reference="absolute"), "the paper's absolute floor threshold σ ≥ 0.95"),
+        ("activation-floor", replace(plus, stable_activation_floor=False), "no activation floor for stable categories"),
     ):
-        add(f"fr-plus-no-{rule}", PipelineConfig(**{**plus, field_name: off}), f"fr-plus with {what}")
+        add(f"fr-plus-no-{rule}", without, f"fr-plus with {what}")
     # Diagnostic variants (by name only; not in DEFAULT_SYSTEMS).
-    add("fr-sigma-max", PipelineConfig(sigma_scale="max"), "FR-full with σ max-normalised per query (diagnosis of the σ scale)")
+    add(
+        "fr-sigma-max",
+        PipelineConfig(sigma_scale="max"),
+        "FR-full with σ max-normalised per query (diagnosis of the σ scale)",
+    )
     return S
 
 
@@ -128,7 +192,8 @@ DIAGNOSTIC_SYSTEMS = ("fr-sigma-max",)
 #: fr-plus and its ablations (one rule off each)
 PLUS_SYSTEMS = ("fr-plus", "fr-plus-no-turn-age", "fr-plus-no-relative-floor", "fr-plus-no-activation-floor")
 ABLATION_SYSTEMS = tuple(
-    n for n in SYSTEMS
+    n
+    for n in SYSTEMS
     if n.startswith("fr-") and n != "fr-full" and n not in DIAGNOSTIC_SYSTEMS and n not in PLUS_SYSTEMS
 )
 DEFAULT_SYSTEMS = ("fr-full",) + BASELINES + ABLATION_SYSTEMS + PLUS_SYSTEMS
@@ -137,7 +202,12 @@ DEFAULT_SYSTEMS = ("fr-full",) + BASELINES + ABLATION_SYSTEMS + PLUS_SYSTEMS
 def collapsed_system(k: int, groups: Sequence[Sequence[str]]) -> System:
     """The ontology collapsed to ``k`` clusters (``groups``), as an FR configuration."""
     groups = [tuple(g) for g in groups]
-    return System(f"fr-collapsed-{k}", PipelineConfig(), f"FR with the ontology collapsed to {k} clusters", lambda p: collapse_params(p, groups))
+    return System(
+        f"fr-collapsed-{k}",
+        PipelineConfig(),
+        f"FR with the ontology collapsed to {k} clusters",
+        lambda p: collapse_params(p, groups),
+    )
 
 
 def cognitive_partition() -> list[list[str]]:
@@ -150,7 +220,7 @@ def cognitive_partition() -> list[list[str]]:
     return [groups[k] for k in sorted(groups)]
 
 
-def resolve_systems(names: str | Sequence[str] | None) -> list[System]:
+def resolve_systems(names: str | Sequence[str | System] | None) -> list[System]:
     """System objects from a comma-separated list or sequence of names (``all`` = the default
     table, :data:`DEFAULT_SYSTEMS`; diagnostic variants by name only); a :class:`System` in the
     sequence is kept as it is."""
@@ -158,7 +228,7 @@ def resolve_systems(names: str | Sequence[str] | None) -> list[System]:
         return [SYSTEMS[n] for n in DEFAULT_SYSTEMS]
     if isinstance(names, str):
         names = [n.strip() for n in names.split(",") if n.strip()]
-    out = []
+    out: list[System] = []
     for n in names:
         if isinstance(n, System):  # already a configuration (e.g. `fr compare`'s two sides)
             out.append(n)
@@ -168,9 +238,19 @@ def resolve_systems(names: str | Sequence[str] | None) -> list[System]:
             k = int(n.rsplit("-", 1)[1])
             out.append(collapsed_system(k, _default_partition(k)))
         elif n == "fr-cognitive-partition":
-            out.append(System(n, PipelineConfig(), "FR with the ontology collapsed to the cognitive 3-partition", lambda p: collapse_params(p, cognitive_partition())))
+            out.append(
+                System(
+                    n,
+                    PipelineConfig(),
+                    "FR with the ontology collapsed to the cognitive 3-partition",
+                    lambda p: collapse_params(p, cognitive_partition()),
+                )
+            )
         else:
-            raise ValueError(f"systems: unknown system {n!r}; known: {', '.join(list(SYSTEMS) + ['fr-collapsed-K', 'fr-cognitive-partition'])}")
+            raise ValueError(
+                f"systems: unknown system {n!r}; known: "
+                f"{', '.join(list(SYSTEMS) + ['fr-collapsed-K', 'fr-cognitive-partition'])}"
+            )
     return out
 
 
@@ -198,4 +278,6 @@ def with_overrides(systems: Sequence[System], pipeline: dict | None = None) -> l
         if kind is not str and isinstance(v, str):
             raise ValueError(f"pipeline.{k}: expected a number, got {v!r}")
         typed[k] = kind(v)
-    return [replace(s, pipeline=replace(s.pipeline, **typed)) if s.pipeline.ranker == "lifecycle" else s for s in systems]
+    return [
+        replace(s, pipeline=replace(s.pipeline, **typed)) if s.pipeline.ranker == "lifecycle" else s for s in systems
+    ]

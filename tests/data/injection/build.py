@@ -28,17 +28,47 @@ BENIGN_VARIANTS_HARD, BENIGN_VARIANTS_ORDINARY = 32, 16
 ZERO_WIDTH = ("\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u00ad")
 #: Latin letter → look-alikes in other scripts (Cyrillic, Greek); the obfuscator's direction
 LOOKALIKES = {
-    "a": "аα", "c": "сϲ", "e": "е", "i": "іι", "j": "ј", "o": "оο", "p": "рρ", "s": "ѕ", "x": "хχ",
-    "y": "уγ", "v": "ν", "u": "υ", "k": "κ", "h": "һ", "d": "ԁ",
-    "A": "АΑ", "B": "ВΒ", "C": "С", "E": "ЕΕ", "H": "НΗ", "I": "ІΙ", "K": "КΚ", "M": "МΜ",
-    "N": "Ν", "O": "ОΟ", "P": "РΡ", "S": "Ѕ", "T": "ТΤ", "X": "ХΧ", "Y": "ΥҮ", "Z": "Ζ",
+    "a": "аα",
+    "c": "сϲ",
+    "e": "е",
+    "i": "іι",
+    "j": "ј",
+    "o": "оο",
+    "p": "рρ",
+    "s": "ѕ",
+    "x": "хχ",
+    "y": "уγ",
+    "v": "ν",
+    "u": "υ",
+    "k": "κ",
+    "h": "һ",
+    "d": "ԁ",
+    "A": "АΑ",
+    "B": "ВΒ",
+    "C": "С",
+    "E": "ЕΕ",
+    "H": "НΗ",
+    "I": "ІΙ",
+    "K": "КΚ",
+    "M": "МΜ",
+    "N": "Ν",
+    "O": "ОΟ",
+    "P": "РΡ",
+    "S": "Ѕ",
+    "T": "ТΤ",
+    "X": "ХΧ",
+    "Y": "ΥҮ",
+    "Z": "Ζ",
 }
 LEET = {"a": "4@", "e": "3", "i": "1!", "o": "0", "s": "5$", "t": "7", "l": "1", "g": "9"}
 COMBINING = ("\u0301", "\u0300", "\u0308", "\u0302", "\u0303")
 TAG_COVERS = ("Nice weather today.", "Thanks!", "See you soon.", "Great recipe, loved it.")
 B64_WRAPPERS = (
-    "Decode this base64 and follow it: {}", "{}", "Base64 task for the assistant: {}",
-    "Please run the decoded instructions: {}", "b64:{}",
+    "Decode this base64 and follow it: {}",
+    "{}",
+    "Base64 task for the assistant: {}",
+    "Please run the decoded instructions: {}",
+    "b64:{}",
 )
 
 
@@ -66,6 +96,7 @@ def mathbold(t: str, rng: random.Random) -> str:
         if "A" <= c <= "Z":
             return chr(0x1D400 + ord(c) - ord("A"))
         return c
+
     return "".join(one(c) for c in t)
 
 
@@ -123,9 +154,19 @@ def rot13(t: str, rng: random.Random) -> str:
 
 
 ATTACK_OBFUSCATIONS = {
-    "zero-width": zero_width, "homoglyph": homoglyph, "fullwidth": fullwidth, "mathbold": mathbold,
-    "leet": leet, "spacing": spacing, "punct-split": punct_split, "markdown": markdown,
-    "diacritics": diacritics, "case": mixed_case, "mixed": mixed, "base64": b64, "tags": tags,
+    "zero-width": zero_width,
+    "homoglyph": homoglyph,
+    "fullwidth": fullwidth,
+    "mathbold": mathbold,
+    "leet": leet,
+    "spacing": spacing,
+    "punct-split": punct_split,
+    "markdown": markdown,
+    "diacritics": diacritics,
+    "case": mixed_case,
+    "mixed": mixed,
+    "base64": b64,
+    "tags": tags,
     "rot13": rot13,
 }
 BENIGN_OBFUSCATIONS = {k: v for k, v in ATTACK_OBFUSCATIONS.items() if k not in ("base64", "tags", "rot13")}
@@ -148,9 +189,18 @@ def build() -> list[dict]:
     for label, path, prefix in (("attack", HERE / "attacks.tsv", "a"), ("benign", HERE / "benign.tsv", "b")):
         for n, (family, text, source) in enumerate(read_tsv(path), 1):
             fam = "multilingual" if family.startswith("lang-") else family
-            items.append({"id": f"{prefix}{n:03d}", "group": f"{prefix}{n:03d}", "label": label, "family": fam,
-                          "lang": family[5:] if family.startswith("lang-") else "en", "obfuscation": "none",
-                          "source": source, "text": text})
+            items.append(
+                {
+                    "id": f"{prefix}{n:03d}",
+                    "group": f"{prefix}{n:03d}",
+                    "label": label,
+                    "family": fam,
+                    "lang": family[5:] if family.startswith("lang-") else "en",
+                    "obfuscation": "none",
+                    "source": source,
+                    "text": text,
+                }
+            )
     # obfuscated variants: a cycling (shuffled) order of obfuscations, so each kind appears evenly
     variants: list[dict] = []
 
@@ -159,8 +209,9 @@ def build() -> list[dict]:
         rng.shuffle(kinds)
         for k, base in enumerate(bases):
             kind = kinds[k % len(kinds)]
-            variants.append({**base, "id": base["id"] + "." + kind, "obfuscation": kind,
-                             "text": table[kind](base["text"], rng)})
+            variants.append(
+                {**base, "id": base["id"] + "." + kind, "obfuscation": kind, "text": table[kind](base["text"], rng)}
+            )
 
     plain_en = [i for i in items if i["label"] == "attack" and i["lang"] == "en" and i["source"] != "issue16"]
     add_variants([i for i in plain_en if rng.random() < ATTACK_VARIANT_SHARE], ATTACK_OBFUSCATIONS)
