@@ -17,6 +17,7 @@ from .._params import LifecycleParams, default_params, validate_params
 from .._time import EPOCH as EPOCH, hours_since_epoch, parse_time as _parse_time
 from .._types import STATE_NAMES, score_summands
 from ._embed import DEFAULT_EMBEDDER, embedder_identity, get_embedder
+from ._facts import check_user
 from ._lexical import LexicalIndex, _tokenize_many
 from ._pipeline import PipelineConfig, Prepared, Retrieval, related_pairs, retrieve
 from ._query import Router, check_intent, infer_intent, routing_from_categories
@@ -172,6 +173,13 @@ class Bank:
     ...            "said_at": "2025-01-02", "slot": "city"}])        # doctest: +SKIP
     >>> bank.query("Where does the user live?", at="2025-02-01").ids  # doctest: +SKIP
     ['f1']
+
+    Users: every fact belongs to a user (a fact that names none, to the bank's single owner). A
+    ``Bank`` object is bound to one user (``user``; ``None`` is the owner): every read and write
+    through it — add, query, explain, export, retract, erase, quarantine, release — sees and
+    touches that user's facts only; their BM25 index, vectors, lifecycle derivation (a slot is
+    one user's) and snapshot caches are that user's. :meth:`for_user` gives the same bank bound
+    to another user.
     """
 
     def __init__(
@@ -181,7 +189,10 @@ class Bank:
         params: LifecycleParams | None = None,
         router: Router | None = None,
         owner: str | None = None,
+        user: str | None = None,
     ):
+        #: the user this object reads and writes for (:data:`frcore.bank._facts.OWNER`, ``""``: the owner)
+        self.user: str = check_user(user)
         self.store = store
         self.embedder = embedder
         self.owner = owner
@@ -209,9 +220,11 @@ class Bank:
         *,
         readonly: bool = False,
         create: bool = True,
+        user: str | None = None,
     ) -> Bank:
-        """Open (or create, with ``create``) the bank at ``path``; ``owner`` is the name of the
-        user whose memory this is (see :func:`owner_pattern`). ``readonly``: never write (queries
+        """Open (or create, with ``create``) the bank at ``path``, bound to ``user`` (``None``:
+        the bank's owner; see the class docstring); ``owner`` is the owner's name (see
+        :func:`owner_pattern`). ``readonly``: never write (queries
         re-embed a missing vector in memory); works on read-only storage. A file that is not an
         FR-Bank is refused, untouched.
 
@@ -226,6 +239,7 @@ class Bank:
         """
         from ._store import Store
 
+        check_user(user)  # a bad user name fails before the bank is opened
         asked = None
         if embedder is not None:
             asked = (
@@ -265,10 +279,15 @@ class Bank:
                     )
             if not store.readonly:  # recorded by the first write of a bank that has no record yet
                 store._embedder_to_record = (str(emb.name), int(emb.dim))
-            return cls(store, emb, params, owner=owner)
+            return cls(store, emb, params, owner=owner, user=user)
         except BaseException:
             store.close()
             raise
+
+    def for_user(self, user: str | None) -> Bank:
+        """This bank bound to ``user`` (``None``: the owner): the same store, embedder, parameters
+        and router, with that user's own caches. Closing either closes the shared store."""
+        return type(self)(self.store, self.embedder, self.params, self.router, owner=self.owner, user=check_user(user))
 
     def normalize(self, text: str) -> str:
         """The text as embedded and indexed: the owner's name replaced by "the user"."""
@@ -297,9 +316,12 @@ class Bank:
         facts skipped because an identical fact is already stored — a retry is a no-op;
         ``.quarantined`` lists the stored facts held in quarantine: ``id``, ``field``, ``rule``,
         ``slot``). A different fact under a stored id is an error. ``where[i]`` names fact ``i``
-        in errors (default ``facts[i]``)."""
+        in errors (default ``facts[i]``). Facts are stored for this bank's :attr:`user`: a fact
+        that names no ``user`` becomes theirs, one of another user is refused (field ``user``)."""
         facts = list(facts)
-        added = self.store.add_facts(facts, recorded_at=recorded_at, embed=self._embed_records, where=where)
+        added = self.store.add_facts(
+            facts, recorded_at=recorded_at, embed=self._embed_records, where=where, user=self.user
+        )
         if added.unchanged:  # a retry of a batch stored by an older bank without its vectors: backfill them
             self._embed_missing(added.unchanged)
         self._views.clear()
@@ -319,7 +341,7 @@ class Bank:
     def release(self, edge_id: str, reason: str | None = None) -> dict:
         """Release a quarantined fact as the owner's decision (an append-only release row; the
         fact then takes part in retrieval). See :meth:`frcore.bank._store.Store.release`."""
-        out = self.store.release(edge_id, reason=reason)
+        out = self.store.release(edge_id, reason=reason, user=self.user)
         self._views.clear()
         self._rows.clear()
         return out
@@ -327,11 +349,11 @@ class Bank:
     def quarantine(self, include_released: bool = False) -> list[dict]:
         """The facts held in quarantine, with the field and rule that fired
         (:meth:`frcore.bank._store.Store.quarantine`)."""
-        return self.store.quarantine(include_released=include_released)
+        return self.store.quarantine(include_released=include_released, user=self.user)
 
     def retract(self, edge_id: str, at=None, reason: str | None = None) -> None:
         """Record a retraction (the edge is masked from then on, and kept for audit)."""
-        self.store.retract(edge_id, at=parse_time(at), reason=reason)
+        self.store.retract(edge_id, at=parse_time(at), reason=reason, user=self.user)
         self._views.clear()
         self._rows.clear()
 
@@ -340,9 +362,9 @@ class Bank:
         salted hash of the id remains. Returns it with ``purged`` / ``note``: whether the WAL
         purge finished (readers may leave it pending: :meth:`purge` finishes it)."""
         out = (
-            self.store.erase(edge_id, reason=reason)
+            self.store.erase(edge_id, reason=reason, user=self.user)
             if wait is None
-            else self.store.erase(edge_id, reason=reason, wait=wait)
+            else self.store.erase(edge_id, reason=reason, wait=wait, user=self.user)
         )
         self._views.clear()
         self._rows.clear()
@@ -354,7 +376,9 @@ class Bank:
         return self.store.purge(timeout=timeout)
 
     def export(self) -> dict:
-        return self.store.export()
+        """This user's facts, transitions, releases and erasure audit records, JSON-able
+        (:meth:`frcore.bank._store.Store.export`)."""
+        return self.store.export(user=self.user)
 
     def _embed_missing(self, ids: Sequence[str], texts: Mapping[str, str] | None = None) -> dict[str, np.ndarray]:
         """Embed the ``ids`` that have no vector and are still stored (``texts``: their texts, if
@@ -365,9 +389,9 @@ class Bank:
         _, missing = self.store.get_embeddings(self.embedding_key, ids)
         missing = [i for i in missing if i not in self._mem_vectors] if self.store.readonly else missing
         if missing:
-            alive = self.store.existing(missing)  # an id erased meanwhile is never re-embedded
+            alive = self.store.existing(missing, user=self.user)  # an id erased meanwhile is never re-embedded
             if texts is None or any(i not in texts for i in missing if i in alive):
-                texts = {e.id: e.text for e in self.store.edges() if e.id in alive}
+                texts = {e.id: e.text for e in self.store.edges(user=self.user) if e.id in alive}
             order = [i for i in missing if i in alive and i in texts]
             for start in range(0, len(order), EMBED_CHUNK):
                 chunk = order[start : start + EMBED_CHUNK]
@@ -386,7 +410,7 @@ class Bank:
         view = self._views.get(key)
         if view is not None:
             return view
-        snap = self.store.snapshot(at, known_at=known_at, include_quarantined=include_quarantined)
+        snap = self.store.snapshot(at, known_at=known_at, include_quarantined=include_quarantined, user=self.user)
         rows = self._rows_of(snap, known_at)
         if len(self._views) > 8:
             self._views.clear()
@@ -462,7 +486,7 @@ class Bank:
                 vecs = np.zeros((len(ids), self.embedder.dim), dtype=np.float32)
             vecs[bad] = 0.0
             eligible &= ~bad
-        links_by_id = {e.id: e.links for e in self.store.edges(known_at=known_at, version=snap.version)}
+        links_by_id = {e.id: e.links for e in self.store.edges(known_at=known_at, version=snap.version, user=self.user)}
         links = [links_by_id.get(str(i), {}) for i in ids]
         related = related_pairs(snap.slots, snap.said_at_h, links, snap.index)
         primary = np.argmax(snap.weights, axis=1) if len(ids) else np.zeros(0, np.int64)

@@ -34,6 +34,8 @@ WEIGHT_SUM_TOL = 1e-3
 TURN_DEFAULT_CATEGORIES: dict[str, float] = {"OTHER": 1.0}
 
 _CATEGORY_SET = frozenset(CATEGORY_NAMES)
+#: The user of a fact that names none: the bank's single owner.
+OWNER = ""
 
 
 class FactError(ValueError):
@@ -58,6 +60,8 @@ class FactRecord:
       kind: ``"fact"`` or ``"turn"``.
       speaker: who said it (for turns), if known.
       quarantined: set by the store when the text looks like an instruction (prompt injection).
+      user: whose memory the fact is: a user name, or :data:`OWNER` (``""``) for the bank's single
+        owner (a fact that names no user). Every read of a bank is scoped to one user.
     """
 
     id: str
@@ -73,6 +77,7 @@ class FactRecord:
     kind: str = "fact"
     speaker: str | None = None
     quarantined: bool = False
+    user: str = ""
 
     @property
     def primary_category(self) -> str:
@@ -99,7 +104,7 @@ class FactRecord:
             "kind": self.kind,
             "speaker": self.speaker,
             "quarantined": self.quarantined,
-        }
+        } | ({"user": self.user} if self.user != OWNER else {})
 
 
 # ----------------------------------------------------------------------------- text heuristics
@@ -268,7 +273,8 @@ def parse_fact(obj: FactRecord | Mapping[str, Any], where: str = "fact") -> Fact
     Required keys: ``id``, ``text``, ``categories``, ``said_at`` (a turn, ``kind: "turn"``, may
     omit ``categories``: it gets :data:`TURN_DEFAULT_CATEGORIES`). Optional: ``event_time``,
     ``slot``, ``confidence`` (default 1), ``numeric`` (default :func:`detect_numeric`),
-    ``links`` (a string or list per kind), ``session``, ``kind``, ``speaker``. Unknown keys
+    ``links`` (a string or list per kind), ``session``, ``kind``, ``speaker``, ``user`` (whose
+    memory it is; absent or null: the bank's owner). Unknown keys
     (``role``, ``source``, ...) are ignored. Raises :class:`FactError` naming ``where``, the id
     and the field.
     """
@@ -303,9 +309,46 @@ def parse_fact(obj: FactRecord | Mapping[str, Any], where: str = "fact") -> Fact
             session=obj.get("session"),
             kind=kind,
             speaker=obj.get("speaker"),
+            user=_given_user(obj.get("user"), where, fid),
         ),
         where,
     )
+
+
+def _given_user(value: Any, where: str, fid: Any) -> Any:
+    """A fact's ``user`` as given: null or absent is the owner (:data:`OWNER`); an explicit
+    empty or blank string is refused (omit the field for the owner)."""
+    if value is None:
+        return OWNER
+    if isinstance(value, str) and not value.strip():
+        raise _err(where, fid, "user", f"expected a non-empty user name or null (the owner), got {_show(value)}")
+    return value
+
+
+def check_user(value: Any, what: str = "user") -> str:
+    """A user name given to a bank (``Bank.open(user=...)``, ``--user``): ``None`` (or
+    :data:`OWNER` itself) is the owner; otherwise a non-blank string without control
+    characters, or a ``ValueError`` naming ``what``."""
+    if value is None or value == OWNER:
+        return OWNER
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"{what}: expected a non-empty user name (or none for the bank's owner), got {_show(value)}")
+    _user_text(value, lambda problem: ValueError(f"{what}: {problem}"))
+    return value
+
+
+def _user_text(value: str, error) -> None:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise error(
+            f"not valid Unicode: unpaired surrogate U+{ord(value[e.start]):04X} at position {e.start}"
+        ) from None
+    bad = next((c for c in value if ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0), None)
+    if bad is not None:
+        raise error(
+            f"contains control character U+{ord(bad):04X} at position {value.index(bad)}; user names must be printable"
+        )
 
 
 def validate_record(rec: FactRecord, where: str = "fact") -> FactRecord:
@@ -352,6 +395,12 @@ def validate_record(rec: FactRecord, where: str = "fact") -> FactRecord:
         _check_string(where, fid, "speaker", rec.speaker)
     if not isinstance(rec.quarantined, bool):
         raise _err(where, fid, "quarantined", f"expected true/false, got {_show(rec.quarantined)}")
+    if not isinstance(rec.user, str):
+        raise _err(where, fid, "user", f"expected a user name (a string) or null, got {_show(rec.user)}")
+    if rec.user != OWNER:
+        if not rec.user.strip():
+            raise _err(where, fid, "user", f"expected a non-empty user name or null (the owner), got {_show(rec.user)}")
+        _user_text(rec.user, lambda problem: _err(where, fid, "user", problem))
     return dataclasses.replace(
         rec,
         categories=cats,

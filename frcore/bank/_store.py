@@ -4,9 +4,10 @@ Layout (schema version :data:`SCHEMA_VERSION`, recorded in ``meta``):
 
 - ``edges``: one row per fact edge (id, text, JSON categories, said_at, event_time, slot,
   confidence, numeric, JSON links, session, kind, speaker, quarantined, ``recorded_at`` = the
-  transaction time, batch number). Rows are never UPDATEd and never DELETEd (triggers refuse
-  it) except by :meth:`Store.erase`, which deletes the erased row and removes the erased id from
-  the ``links`` of the rows that name it.
+  transaction time, batch number, ``user``: whose memory it is, ``""`` for the bank's owner).
+  Rows are never UPDATEd and never DELETEd (triggers refuse it) except by :meth:`Store.erase`,
+  which deletes the erased row and removes the erased id from the ``links`` of the rows that
+  name it.
 - ``edge_links``: the links as (src, kind, dst) rows, indexed both ways, so an erase finds the
   rows naming an id without scanning the bank.
 - ``transitions``: lifecycle transitions (edge id, kind ``retract``, effective time,
@@ -15,11 +16,18 @@ Layout (schema version :data:`SCHEMA_VERSION`, recorded in ``meta``):
 - ``embeddings``: float32 vectors per (model, edge id). :meth:`Store.add_facts` given an
   ``embed`` function writes a batch's facts and their vectors in **one** transaction.
 - ``audit``: what :meth:`Store.erase` leaves behind: a salted SHA-256 of the id (with its
-  salt), erased_at, the reason — never the id, text, slot or speaker.
+  salt), erased_at, the reason, the user whose fact it was — never the id, text, slot or speaker.
 - ``releases``: the owner's releases of quarantined facts (edge id, released_at, reason),
   append-only (a release never UPDATEs the fact row); an erase removes the erased fact's release.
 - ``meta``: schema_version, the write counter ``version``, ``created_at``, the erase and release
   counters, ``purge_pending``, and the bank's embedder (``embedder``, ``embedder_dim``).
+
+Users: every fact belongs to a user (:data:`frcore.bank._facts.OWNER`, ``""``, the single
+owner, when it names none). Every read and write takes ``user`` (default: the owner) and sees or
+touches that user's facts only: snapshots (lifecycle derived among the user's facts, so a slot
+is one user's), edges, transitions, export, audit, quarantine, count, retract, erase and release
+(another user's id is "no such edge"). Links only name facts of the same user; ids are unique
+across users.
 
 Quarantine: a fact whose text, id, slot or speaker reads as an instruction to the model
 (:func:`frcore.bank._facts.injection_finding`, run before any lock or transaction) is stored
@@ -78,7 +86,7 @@ from typing import Any
 
 import numpy as np
 
-from ._facts import FactRecord, injection_finding, parse_fact, to_utc_naive
+from ._facts import OWNER, FactRecord, check_user, injection_finding, parse_fact, to_utc_naive
 from ._lifecycle import (
     INVISIBLE,
     LifecycleColumns,
@@ -91,9 +99,9 @@ from ._lifecycle import (
     states_from_columns,
 )
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 #: Schema versions :meth:`Store.open` reads (older ones are migrated on the first write open).
-READABLE_SCHEMAS = (1, 2)
+READABLE_SCHEMAS = (1, 2, 3)
 #: Snapshots kept in the per-store cache (keyed by at, known_at, include_quarantined, version).
 SNAPSHOT_CACHE_SIZE = 16
 #: How long :meth:`Store.erase` waits for readers before reporting its purge as pending (s).
@@ -102,6 +110,12 @@ ERASE_PURGE_WAIT = 2.0
 WRITER_PURGE_WAIT = 0.2
 #: What replaces an erased id in the reasons of other transitions and audit records.
 ERASED_MARK = "[erased]"
+
+
+def shown_user(user: str) -> str:
+    """A user in a message: their name quoted, or "the owner" (:data:`frcore.bank._facts.OWNER`)."""
+    return "the owner" if user == OWNER else repr(user)
+
 
 _SQLITE_HEADER = b"SQLite format 3\x00"
 #: Tables every FR-Bank has (any schema version).
@@ -125,7 +139,8 @@ CREATE TABLE IF NOT EXISTS edges(
     speaker TEXT,
     quarantined INTEGER NOT NULL,
     recorded_at TEXT NOT NULL,
-    batch INTEGER NOT NULL
+    batch INTEGER NOT NULL,
+    user TEXT NOT NULL DEFAULT ''
 );
 CREATE TABLE IF NOT EXISTS transitions(
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -148,7 +163,8 @@ CREATE TABLE IF NOT EXISTS audit(
     salt TEXT NOT NULL,
     action TEXT NOT NULL,
     erased_at TEXT NOT NULL,
-    reason TEXT
+    reason TEXT,
+    user TEXT NOT NULL DEFAULT ''
 );
 CREATE TABLE IF NOT EXISTS edge_links(src TEXT NOT NULL, kind TEXT NOT NULL, dst TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS releases(
@@ -170,7 +186,7 @@ CREATE INDEX IF NOT EXISTS releases_edge ON releases(edge_id)
 # transaction, never committed) may delete an edge, rewrite its links or touch transitions.
 _TRIGGERS = """
 CREATE TRIGGER edges_append_only BEFORE UPDATE OF seq, id, text, categories, said_at, event_time, slot, confidence,
-    numeric, session, kind, speaker, quarantined, recorded_at, batch ON edges
+    numeric, session, kind, speaker, quarantined, recorded_at, batch, user ON edges
     BEGIN SELECT RAISE(ABORT, 'edges are append-only'); END;
 CREATE TRIGGER edges_links_only_by_erase BEFORE UPDATE OF links ON edges
     WHEN NOT EXISTS (SELECT 1 FROM erase_guard)
@@ -207,8 +223,16 @@ _TRIGGER_NAMES = (
 
 _EDGE_COLUMNS = (
     "id, text, categories, said_at, event_time, slot, confidence, numeric, links, session, "
-    "kind, speaker, quarantined, recorded_at"
+    "kind, speaker, quarantined, recorded_at, user"
 )
+#: The same columns of a bank older than schema 3 (read-only: every fact is the owner's).
+_EDGE_COLUMNS_V2 = _EDGE_COLUMNS.replace(", user", ", '' AS user")
+#: The index of facts by user (schema 3; a schema-2 bank gets it with the column).
+_USER_INDEX = "CREATE INDEX IF NOT EXISTS edges_user ON edges(user, seq)"
+
+
+def _edge_columns(schema: int) -> str:
+    return _EDGE_COLUMNS if schema >= 3 else _EDGE_COLUMNS_V2
 
 
 @dataclass(frozen=True)
@@ -355,7 +379,7 @@ _decode = json.JSONDecoder().decode
 
 
 def _row_to_record(row: Sequence[Any]) -> FactRecord:
-    (fid, text, cats, said, event, slot, conf, numeric, links, session, kind, speaker, quar, _rec) = row
+    (fid, text, cats, said, event, slot, conf, numeric, links, session, kind, speaker, quar, _rec, user) = row
     return FactRecord(
         id=fid,
         text=text,
@@ -370,6 +394,7 @@ def _row_to_record(row: Sequence[Any]) -> FactRecord:
         kind=kind,
         speaker=speaker,
         quarantined=bool(quar),
+        user=user,
     )
 
 
@@ -464,7 +489,8 @@ class Store:
         ``readonly``. Anything that is not an FR-Bank — a directory, a file that is not SQLite,
         another application's SQLite database — is refused with a :class:`StoreError` and never
         written to. ``readonly=True`` opens without any write (no schema, no journal-mode
-        change), also on read-only storage; a schema-1 bank is migrated on its first write open.
+        change), also on read-only storage (a bank of an older schema is read as it is: every fact
+        the owner's); a schema-1 or schema-2 bank is migrated on its first write open.
         """
         path = str(path)
         if path == ":memory:":
@@ -505,6 +531,8 @@ class Store:
                 cls._pragmas(conn)
                 if version == 1:
                     cls._migrate_v1(conn)
+                elif version == 2:
+                    cls._migrate_v2(conn)
                 cls._ensure_releases(conn)
         except BaseException as e:
             if conn.in_transaction:
@@ -607,6 +635,7 @@ class Store:
             return
         for stmt in _TABLES.split(";\n"):
             conn.execute(stmt)
+        conn.execute(_USER_INDEX)
         for stmt in (_TRIGGERS + ";\n" + _RELEASE_TRIGGERS).split(";\n"):
             conn.execute(stmt)
         conn.executemany(
@@ -649,9 +678,12 @@ class Store:
         id is replaced by its salted hash, and removed with its transitions and links)."""
         conn.execute("BEGIN IMMEDIATE")
         row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-        if row is not None and int(row[0]) == SCHEMA_VERSION:  # migrated by another process meanwhile
+        if row is not None and int(row[0]) >= 2:  # migrated by another process meanwhile
             conn.execute("COMMIT")
+            if int(row[0]) < SCHEMA_VERSION:
+                cls._migrate_v2(conn)
             return
+        cls._add_user_column(conn)
         for name in (
             "edges_append_only",
             "edges_delete_only_by_erase",
@@ -691,6 +723,34 @@ class Store:
         conn.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION),))
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('erasures', '0')")
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('purge_pending', '1')")  # old plaintext ids were freed
+        conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key='version'")
+        conn.execute("COMMIT")
+
+    @staticmethod
+    def _add_user_column(conn: sqlite3.Connection) -> None:
+        """Inside a migration transaction: the ``user`` column of edges (every stored fact the
+        owner's) and its index."""
+        cols = {r[1] for r in conn.execute("PRAGMA table_info(edges)")}
+        if "user" not in cols:
+            conn.execute("ALTER TABLE edges ADD COLUMN user TEXT NOT NULL DEFAULT ''")
+        conn.execute(_USER_INDEX)
+
+    @classmethod
+    def _migrate_v2(cls, conn: sqlite3.Connection) -> None:
+        """Schema 2 → 3 in one transaction: the ``user`` column of edges and of audit records
+        (every stored fact and erasure the owner's), its index, and the append-only trigger that
+        covers it."""
+        conn.execute("BEGIN IMMEDIATE")
+        row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        if row is not None and int(row[0]) >= SCHEMA_VERSION:  # migrated by another process meanwhile
+            conn.execute("COMMIT")
+            return
+        cls._add_user_column(conn)
+        if "user" not in {r[1] for r in conn.execute("PRAGMA table_info(audit)")}:
+            conn.execute("ALTER TABLE audit ADD COLUMN user TEXT NOT NULL DEFAULT ''")
+        conn.execute("DROP TRIGGER IF EXISTS edges_append_only")
+        conn.execute(next(t for t in _TRIGGERS.split(";\n") if "edges_append_only" in t))
+        conn.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION),))
         conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key='version'")
         conn.execute("COMMIT")
 
@@ -798,6 +858,7 @@ class Store:
         *,
         embed: Callable[[list[FactRecord]], tuple[str, np.ndarray]] | None = None,
         where: Sequence[str] | None = None,
+        user: str | None = None,
     ) -> Added:
         """Append a batch of facts in one transaction (all or nothing); returns the ids stored
         (:class:`Added`; ``.unchanged`` lists the facts skipped as already stored, identical).
@@ -813,6 +874,12 @@ class Store:
         instruction to the model (:func:`frcore.bank._facts.injection_finding`, checked before any
         lock is taken) is stored quarantined and listed in ``.quarantined`` of the result.
         ``recorded_at`` is the transaction time (default: now, UTC).
+
+        Users: each fact belongs to its ``user`` (absent: the owner, :data:`OWNER`). ``user``, if
+        given, is the user the batch is written for: a fact that names no user becomes theirs, a
+        fact of another user is refused (field ``user``). A link may only name a fact of the same
+        user. Ids are unique across the bank's users: an id stored for another user is refused
+        (without saying whose it is).
         """
         if self.readonly:
             raise StoreError(f"{self.path}: opened read-only; nothing was written", "readonly")
@@ -823,8 +890,17 @@ class Store:
         rec_at = _now() if recorded_at is None else _time(recorded_at, "recorded_at")
         records: list[FactRecord] = []
         seen: dict[str, int] = {}
+        if user is not None:
+            user = check_user(user)
         for i, f in enumerate(facts):
+            if user is not None and user != OWNER and isinstance(f, Mapping) and f.get("user") is None:
+                f = {**f, "user": user}
             r = parse_fact(f, labels[i])
+            if user is not None and r.user != user:
+                raise StoreError(
+                    f"{labels[i]}: fact {r.id!r}: field 'user': {shown_user(r.user)} is not the user this batch "
+                    f"is written for ({shown_user(user)}); write it for that user (Bank.for_user, fr bank --user)"
+                )
             if r.id in seen:
                 raise StoreError(
                     f"{labels[i]}: fact {r.id!r}: field 'id': duplicate in batch (also {labels[seen[r.id]]})"
@@ -844,13 +920,14 @@ class Store:
                 if not r.quarantined:
                     records[i] = dataclasses.replace(r, quarantined=True)
         ids = [r.id for r in records]
+        users = {r.id: r.user for r in records}
         for _attempt in range(5):
             with self._lock:
                 stored = self._stored(self.conn, ids)
                 new = self._classify(records, stored, labels)
                 if not new:
                     return Added([], [r.id for r in records])
-                self._check_links(self.conn, new, seen, labels)
+                self._check_links(self.conn, new, seen, labels, users)
             vectors = None
             if embed is not None:
                 model, vecs = embed(new)
@@ -859,7 +936,7 @@ class Store:
                 with self._write() as conn:
                     if self._stored(conn, ids).keys() != stored.keys():
                         raise _Retry
-                    self._check_links(conn, new, seen, labels)
+                    self._check_links(conn, new, seen, labels, users)
                     self._insert(conn, new, rec_at, vectors)
             except _Retry:
                 continue
@@ -897,6 +974,11 @@ class Store:
             if old is None:
                 new.append(r)
                 continue
+            if old.user != r.user:  # another user's fact: nothing about it is said
+                raise StoreError(
+                    f"{labels[i]}: fact {r.id!r}: field 'id': already in use in this bank; use a new id "
+                    "(ids are unique across the bank's users)"
+                )
             diff = _differs(old, r)
             if diff:
                 raise StoreError(
@@ -907,17 +989,32 @@ class Store:
         return new
 
     def _check_links(
-        self, conn: sqlite3.Connection, new: list[FactRecord], seen: Mapping[str, int], labels: Sequence[str]
+        self,
+        conn: sqlite3.Connection,
+        new: list[FactRecord],
+        seen: Mapping[str, int],
+        labels: Sequence[str],
+        users: Mapping[str, str],
     ) -> None:
+        """Every link of ``new`` names a fact of the same user, stored or in the batch (``seen``:
+        id → position, ``users``: id → user, of every fact in the batch)."""
         targets = sorted({t for r in new for ts in r.links.values() for t in ts} - seen.keys())
-        found = self._existing(conn, targets)
+        found = self._owners(conn, targets)
         for r in new:
             for kind, ts in r.links.items():
                 for t in ts:
-                    if t not in seen and t not in found:
+                    target_user = users[t] if t in seen else found.get(t)
+                    if target_user is None or (t not in seen and target_user != r.user):
+                        # another user's fact is not said to exist
                         raise StoreError(
                             f"{labels[seen[r.id]]}: fact {r.id!r}: field 'links': {kind} target {t!r} is neither "
-                            "stored nor in the batch"
+                            "stored nor in the batch" + ("" if r.user == OWNER else f" (for user {r.user!r})")
+                        )
+                    if target_user != r.user:
+                        raise StoreError(
+                            f"{labels[seen[r.id]]}: fact {r.id!r}: field 'links': {kind} target {t!r} is a fact of "
+                            f"another user ({shown_user(target_user)}, not {shown_user(r.user)}); links "
+                            "only name facts of the same user"
                         )
 
     @staticmethod
@@ -966,11 +1063,12 @@ class Store:
                 r.speaker,
                 int(bool(r.quarantined)),
                 rec_s,
+                r.user,
                 batch,
             )
             for r in records
         ]
-        conn.executemany(f"INSERT INTO edges ({_EDGE_COLUMNS}, batch) VALUES ({','.join('?' * 15)})", rows)
+        conn.executemany(f"INSERT INTO edges ({_EDGE_COLUMNS}, batch) VALUES ({','.join('?' * 16)})", rows)
         links = [(r.id, kind, t) for r in records for kind, ts in r.links.items() for t in ts]
         if links:
             conn.executemany("INSERT INTO edge_links VALUES (?, ?, ?)", links)
@@ -987,31 +1085,53 @@ class Store:
             out.update(r[0] for r in conn.execute(q, chunk))
         return out
 
-    @_mapped
-    def existing(self, ids: Sequence[str]) -> set[str]:
-        """The ids among ``ids`` that are stored now."""
-        with self._lock:
-            return self._existing(self.conn, list(ids))
+    def _owners(self, conn: sqlite3.Connection, ids: Sequence[str]) -> dict[str, str]:
+        """{id: user} of the ids among ``ids`` that are stored."""
+        out: dict[str, str] = {}
+        col = "user" if self.schema >= 3 else "''"
+        for k in range(0, len(ids), 500):
+            chunk = ids[k : k + 500]
+            q = f"SELECT id, {col} FROM edges WHERE id IN ({','.join('?' * len(chunk))})"
+            out.update((r[0], r[1]) for r in conn.execute(q, chunk))
+        return out
 
-    def _require(self, conn: sqlite3.Connection, edge_id: str, what: str) -> None:
-        if (
-            not isinstance(edge_id, str)
-            or conn.execute("SELECT 1 FROM edges WHERE id=?", (edge_id,)).fetchone() is None
-        ):
-            raise StoreError(f"{what}: edge_id {edge_id!r}: no such edge", "unknown_id")
+    @_mapped
+    def existing(self, ids: Sequence[str], user: str = OWNER) -> set[str]:
+        """The ids among ``ids`` that are stored now as facts of ``user``."""
+        with self._lock:
+            return {i for i, u in self._owners(self.conn, list(ids)).items() if u == user}
+
+    def _require(self, conn: sqlite3.Connection, edge_id: str, what: str, user: str = OWNER) -> None:
+        """``edge_id`` is a stored fact of ``user``; else "no such edge" (another user's fact is
+        not said to exist)."""
+        col = "user" if self.schema >= 3 else "''"
+        row = (
+            conn.execute(f"SELECT {col} FROM edges WHERE id=?", (edge_id,)).fetchone()
+            if isinstance(edge_id, str)
+            else None
+        )
+        if row is None or row[0] != user:
+            shown = "" if user == OWNER else f" of user {user!r}"
+            raise StoreError(f"{what}: edge_id {edge_id!r}: no such edge{shown}", "unknown_id")
 
     @_mapped
     def retract(
-        self, edge_id: str, at: datetime | None = None, reason: str | None = None, recorded_at: datetime | None = None
+        self,
+        edge_id: str,
+        at: datetime | None = None,
+        reason: str | None = None,
+        recorded_at: datetime | None = None,
+        *,
+        user: str = OWNER,
     ) -> None:
-        """Record a retraction of ``edge_id`` effective at valid time ``at`` (default: the
-        transaction time). The edge stays stored, masked from then on."""
+        """Record a retraction of ``edge_id``, a fact of ``user``, effective at valid time ``at``
+        (default: the transaction time). The edge stays stored, masked from then on."""
         _check_text_arg(edge_id, "edge_id", "retract")
         _check_text_arg(reason, "reason", "retract")
         rec_at = _now() if recorded_at is None else _time(recorded_at, "recorded_at")
         eff = rec_at if at is None else _time(at, "at")
         with self._write() as conn:
-            self._require(conn, edge_id, "retract")
+            self._require(conn, edge_id, "retract", user)
             conn.execute(
                 "INSERT INTO transitions (edge_id, kind, effective_at, "
                 "recorded_at, reason) VALUES (?, 'retract', ?, ?, ?)",
@@ -1019,9 +1139,12 @@ class Store:
             )
 
     @_mapped
-    def erase(self, edge_id: str, reason: str | None = None, *, wait: float = ERASE_PURGE_WAIT) -> dict[str, Any]:
-        """Physically delete an edge: its row, vectors, transitions and link rows, its id from the
-        links of other edges and from the reasons of transitions and audit records — one
+    def erase(
+        self, edge_id: str, reason: str | None = None, *, wait: float = ERASE_PURGE_WAIT, user: str = OWNER
+    ) -> dict[str, Any]:
+        """Physically delete an edge, a fact of ``user`` (another user's id is "no such edge"):
+        its row, vectors, transitions and link rows, its id from the links of other edges and
+        from the reasons of transitions and audit records — one
         transaction, committed or rolled back as a whole (an exception means nothing was erased).
         The audit record keeps a salted hash of the id (:func:`id_hash`), never the id or text.
 
@@ -1038,14 +1161,14 @@ class Store:
         digest = id_hash(edge_id, salt)
         reason = _scrub(reason, edge_id)
         with self._write(finish_purge=False) as conn:
-            self._require(conn, edge_id, "erase")
+            self._require(conn, edge_id, "erase", user)
             conn.execute("INSERT INTO erase_guard VALUES (?)", (edge_id,))
             self._remove_mentions(conn, edge_id)
             conn.execute("DELETE FROM edges WHERE id=?", (edge_id,))
             conn.execute("DELETE FROM embeddings WHERE id=?", (edge_id,))
             conn.execute(
-                "INSERT INTO audit (id_hash, salt, action, erased_at, reason) VALUES (?, ?, 'erase', ?, ?)",
-                (digest, salt.hex(), _ts(erased_at), reason),
+                "INSERT INTO audit (id_hash, salt, action, erased_at, reason, user) VALUES (?, ?, 'erase', ?, ?, ?)",
+                (digest, salt.hex(), _ts(erased_at), reason, user),
             )
             conn.execute("DELETE FROM erase_guard")
             conn.execute(
@@ -1132,19 +1255,21 @@ class Store:
     # ------------------------------------------------------------------ quarantine
 
     @_mapped
-    def release(self, edge_id: str, reason: str | None = None, released_at: datetime | None = None) -> dict[str, Any]:
+    def release(
+        self, edge_id: str, reason: str | None = None, released_at: datetime | None = None, *, user: str = OWNER
+    ) -> dict[str, Any]:
         """Release a quarantined fact: the owner's decision that it is an ordinary statement. It
         is recorded as a row of the append-only ``releases`` table (the fact row is never
         updated); from then on the fact takes part in retrieval. Releasing a fact already
         released is a no-op (``unchanged``: True). An unknown id, or a fact that is not
-        quarantined, raises :class:`StoreError`. An erase removes the release with the fact."""
+        quarantined, raises :class:`StoreError`; so does a fact of another user than ``user``. An
+        erase removes the release with the fact."""
         _check_text_arg(edge_id, "edge_id", "release")
         _check_text_arg(reason, "reason", "release")
         rel_at = _now() if released_at is None else _time(released_at, "released_at")
         with self._write() as conn:
+            self._require(conn, edge_id, "release", user)
             row = conn.execute("SELECT quarantined FROM edges WHERE id=?", (edge_id,)).fetchone()
-            if row is None:
-                raise StoreError(f"release: edge_id {edge_id!r}: no such edge", "unknown_id")
             if not row[0]:
                 raise StoreError(f"release: edge_id {edge_id!r}: not quarantined; nothing to release")
             old = conn.execute(
@@ -1162,8 +1287,8 @@ class Store:
         return {"id": edge_id, "released_at": _ts(rel_at), "reason": reason, "unchanged": False}
 
     @_mapped
-    def quarantine(self, include_released: bool = False) -> list[dict[str, Any]]:
-        """The facts held in quarantine (insertion order): ``id``, ``field`` and ``rule`` (what
+    def quarantine(self, include_released: bool = False, *, user: str = OWNER) -> list[dict[str, Any]]:
+        """The facts of ``user`` held in quarantine (insertion order): ``id``, ``field`` and ``rule`` (what
         the detector finds in it now, :func:`frcore.bank._facts.injection_finding`; ``None`` if
         no rule fires any more), ``slot``, ``speaker``, ``text``, ``said_at``, ``recorded_at``;
         with ``include_released`` also those the owner released (``released_at`` set)."""
@@ -1171,7 +1296,13 @@ class Store:
             conn = self.conn
             conn.execute("BEGIN")
             try:
-                rows = conn.execute(f"SELECT {_EDGE_COLUMNS} FROM edges WHERE quarantined=1 ORDER BY seq").fetchall()
+                rows = [
+                    row
+                    for row in conn.execute(
+                        f"SELECT {_edge_columns(self.schema)} FROM edges WHERE quarantined=1 ORDER BY seq"
+                    ).fetchall()
+                    if row[14] == user
+                ]
                 rel = {}
                 if _has_releases(conn):
                     q = "SELECT edge_id, released_at, reason FROM releases ORDER BY seq DESC"
@@ -1294,15 +1425,15 @@ class Store:
             return int(self.conn.execute("SELECT value FROM meta WHERE key='version'").fetchone()[0])
 
     @_mapped
-    def count(self, include_quarantined: bool = True) -> int:
-        """Number of stored (not erased) edges."""
+    def count(self, include_quarantined: bool = True, *, user: str = OWNER) -> int:
+        """Number of stored (not erased) edges of ``user``."""
         with self._lock:
-            q = "SELECT COUNT(*) FROM edges"
+            q = "SELECT COUNT(*) FROM edges WHERE " + ("user=?" if self.schema >= 3 else "? = ''")
             if not include_quarantined:
-                q += " WHERE quarantined=0" + (
-                    " OR id IN (SELECT edge_id FROM releases)" if _has_releases(self.conn) else ""
+                q += " AND (quarantined=0" + (
+                    " OR id IN (SELECT edge_id FROM releases))" if _has_releases(self.conn) else ")"
                 )
-            return int(self.conn.execute(q).fetchone()[0])
+            return int(self.conn.execute(q, (user,)).fetchone()[0])
 
     @_mapped
     def _load(self) -> _Loaded:
@@ -1332,12 +1463,11 @@ class Store:
                     old = None
                 count = int(conn.execute("SELECT COUNT(*) FROM edges").fetchone()[0])
                 since = 0 if old is None else old.max_seq
-                rows = conn.execute(
-                    f"SELECT seq, {_EDGE_COLUMNS} FROM edges WHERE seq > ? ORDER BY seq", (since,)
-                ).fetchall()
+                columns = _edge_columns(self.schema)
+                rows = conn.execute(f"SELECT seq, {columns} FROM edges WHERE seq > ? ORDER BY seq", (since,)).fetchall()
                 if old is not None and len(old.edges) + len(rows) != count:
                     old, since = None, 0
-                    rows = conn.execute(f"SELECT seq, {_EDGE_COLUMNS} FROM edges ORDER BY seq").fetchall()
+                    rows = conn.execute(f"SELECT seq, {columns} FROM edges ORDER BY seq").fetchall()
                 tsince = 0 if old is None else old.max_tseq
                 trows = conn.execute(
                     "SELECT seq, edge_id, kind, effective_at, recorded_at, "
@@ -1354,6 +1484,7 @@ class Store:
             ]
         new_rec = np.array([r[14] for r in rows], dtype="datetime64[us]")
         new_cols = edge_columns(new_edges)
+        new_cols["users"] = np.array([e.user for e in new_edges] or [OWNER], dtype=object)[: len(new_edges)]
         new_trs = [
             Transition(e, k, datetime.fromisoformat(eff), datetime.fromisoformat(rec), why)
             for _s, e, k, eff, rec, why in trows
@@ -1383,11 +1514,16 @@ class Store:
         return loaded
 
     def edges(
-        self, known_at: datetime | None = None, include_quarantined: bool = True, version: int | None = None
+        self,
+        known_at: datetime | None = None,
+        include_quarantined: bool = True,
+        version: int | None = None,
+        *,
+        user: str = OWNER,
     ) -> list[FactRecord]:
-        """Stored edges in insertion order, optionally only those recorded by ``known_at``.
-        ``version``: the edges as read at that store version (a snapshot's), if still cached —
-        else the current ones."""
+        """Stored edges of ``user`` in insertion order, optionally only those recorded by
+        ``known_at``. ``version``: the edges as read at that store version (a snapshot's), if
+        still cached — else the current ones."""
         loaded = None
         if version is not None:
             with self._lock:
@@ -1398,25 +1534,32 @@ class Store:
         if known_at is not None:
             k = np.datetime64(_time(known_at, "known_at"), "us")
             edges = [e for e, r in zip(edges, loaded.recorded <= k) if r]
+        edges = [e for e in edges if e.user == user]
         if not include_quarantined:
             edges = [e for e in edges if not e.quarantined]
         return list(edges)
 
-    def transitions(self, known_at: datetime | None = None) -> list[Transition]:
-        """Recorded lifecycle transitions, optionally only those recorded by ``known_at``."""
-        trs = self._load().transitions
+    def transitions(self, known_at: datetime | None = None, *, user: str = OWNER) -> list[Transition]:
+        """Recorded lifecycle transitions of the facts of ``user``, optionally only those recorded
+        by ``known_at``."""
+        loaded = self._load()
+        mine = {e.id for e in loaded.edges if e.user == user}
+        trs = [t for t in loaded.transitions if t.edge_id in mine]
         if known_at is not None:
             k = _time(known_at, "known_at")
             trs = [t for t in trs if t.recorded_at <= k]
         return list(trs)
 
-    def snapshot(self, at: datetime, known_at: datetime | None = None, include_quarantined: bool = False) -> Snapshot:
-        """:func:`frcore.bank._lifecycle.snapshot` over this store, cached per
-        (at, known_at, include_quarantined, store version)."""
+    def snapshot(
+        self, at: datetime, known_at: datetime | None = None, include_quarantined: bool = False, *, user: str = OWNER
+    ) -> Snapshot:
+        """:func:`frcore.bank._lifecycle.snapshot` over the facts of ``user`` in this store (their
+        lifecycle derived among themselves: a slot is one user's), cached per (at, known_at,
+        include_quarantined, user, store version)."""
         at_n = _time(at, "at")
         known_n = None if known_at is None else _time(known_at, "known_at")
         loaded = self._load()
-        key = (at_n, known_n, bool(include_quarantined), loaded.version)
+        key = (at_n, known_n, bool(include_quarantined), user, loaded.version)
         with self._lock:
             hit = self._snap_cache.get(key)
             if hit is not None:
@@ -1429,6 +1572,7 @@ class Store:
             trs = [t for t in trs if t.recorded_at <= known_n]
         if not include_quarantined:
             mask &= ~loaded.cols["quarantined"]
+        mask &= self._user_mask(loaded, user)
         idx = np.flatnonzero(mask)
         with self._lock:  # the per-version derivation cache is shared by threads
             index, life = loaded.lifecycle()
@@ -1448,36 +1592,52 @@ class Store:
                 self._snap_cache.popitem(last=False)
         return snap
 
+    def _user_mask(self, loaded: _Loaded, user: str) -> np.ndarray:
+        """(n,) bool: the edges of ``loaded`` that are facts of ``user`` (derived once per version)."""
+        with self._lock:
+            masks = loaded.derived.setdefault("users", {})
+            got = masks.get(user)
+            if got is None:
+                got = masks[user] = np.asarray(loaded.cols["users"] == user, dtype=bool).reshape(len(loaded.edges))
+            return got
+
     @_mapped
-    def audit_log(self) -> list[dict[str, Any]]:
-        """Erasure audit records (no id, text, slot or speaker): id_hash (salted SHA-256 of the
-        id, :func:`id_hash`), salt (hex), action, erased_at, reason. :meth:`was_erased` checks an id."""
+    def audit_log(self, *, user: str = OWNER) -> list[dict[str, Any]]:
+        """Erasure audit records of the facts of ``user`` (no id, text, slot or speaker): id_hash
+        (salted SHA-256 of the id, :func:`id_hash`), salt (hex), action, erased_at, reason.
+        :meth:`was_erased` checks an id."""
         with self._lock:
             if self.schema == 1:  # a schema-1 bank opened read-only: its unsalted hashes, never its ids
                 rows = self.conn.execute(
-                    "SELECT id_sha256, '', action, erased_at, reason FROM audit ORDER BY seq"
+                    "SELECT id_sha256, '', action, erased_at, reason FROM audit WHERE ? = '' ORDER BY seq", (user,)
                 ).fetchall()
             else:
+                col = "user" if self.schema >= 3 else "''"
                 rows = self.conn.execute(
-                    "SELECT id_hash, salt, action, erased_at, reason FROM audit ORDER BY seq"
+                    f"SELECT id_hash, salt, action, erased_at, reason FROM audit WHERE {col} = ? ORDER BY seq", (user,)
                 ).fetchall()
         return [dict(zip(("id_hash", "salt", "action", "erased_at", "reason"), r)) for r in rows]
 
-    def was_erased(self, edge_id: str) -> bool:
-        """True if an audit record is the erasure of ``edge_id`` (its salted hash matches)."""
-        for a in self.audit_log():
+    def was_erased(self, edge_id: str, *, user: str = OWNER) -> bool:
+        """True if an audit record of ``user`` is the erasure of ``edge_id`` (its salted hash matches)."""
+        for a in self.audit_log(user=user):
             salt = bytes.fromhex(a["salt"]) if a["salt"] else b""
             if id_hash(edge_id, salt) == a["id_hash"]:
                 return True
         return False
 
-    def export(self) -> dict[str, Any]:
-        """Everything, JSON-able: schema version, the recorded embedder, edges (with recorded_at;
-        ``quarantined``: held out of retrieval now), transitions, releases from quarantine, audit."""
+    def export(self, *, user: str = OWNER) -> dict[str, Any]:
+        """Everything of ``user``, JSON-able: schema version, the recorded embedder, the user's
+        edges (with recorded_at; ``quarantined``: held out of retrieval now; ``user`` for a user
+        other than the owner), their transitions and releases from quarantine, the audit records
+        of the user's erasures, and ``user`` (``None`` for the owner)."""
         loaded = self._load()
-        trs = loaded.transitions
+        mine = {e.id for e in loaded.edges if e.user == user}
+        trs = [t for t in loaded.transitions if t.edge_id in mine]
         out_edges = []
         for e, r in zip(loaded.edges, loaded.recorded.tolist()):
+            if e.user != user:
+                continue
             d = e.to_json()
             d["recorded_at"] = _ts(r)
             out_edges.append(d)
@@ -1495,8 +1655,9 @@ class Store:
                 }
                 for t in trs
             ],
-            "releases": self._releases(),
-            "audit": self.audit_log(),
+            "releases": [r for r in self._releases() if r["edge_id"] in mine],
+            "audit": self.audit_log(user=user),
+            "user": None if user == OWNER else user,
             "embedder": None if (emb := self.recorded_embedder()) is None else {"name": emb[0], "dim": emb[1]},
         }
 

@@ -135,7 +135,16 @@ def read_facts(path: str | Path) -> list:
 def _open(args, readonly: bool = False, params=None):
     from ._bank import Bank
 
-    return Bank.open(args.path, embedder=args.embedder, params=params, readonly=readonly, create=False)
+    return Bank.open(
+        args.path, embedder=args.embedder, params=params, readonly=readonly, create=False, user=_user(args)
+    )
+
+
+def _user(args) -> str:
+    """The ``--user`` of a command (the bank's owner without it), checked."""
+    from ._facts import check_user
+
+    return check_user(getattr(args, "user", None), "--user")
 
 
 def _excerpt(text: str, limit: int = 70) -> str:
@@ -353,8 +362,9 @@ def _run(args) -> int:
         print(json.dumps(res) if args.json else res["note"])
         return 0 if res["purged"] else 1
     if cmd == "export":
+        user = _user(args)
         with Store.open(args.path, readonly=True) as store:
-            text = json.dumps(store.export(), default=str, indent=1)
+            text = json.dumps(store.export(user=user), default=str, indent=1)
         if args.out:
             _write_out(args.out, text)
             print(f"exported to {args.out}")
@@ -373,8 +383,9 @@ def _run(args) -> int:
     if cmd == "quarantine" and args.release is None and args.reason is not None:
         raise ValueError("--reason: only with --release ID (the reason a fact is released)")
     if cmd == "quarantine" and args.release is not None:  # no embedder needed: the store records the release
+        user = _user(args)
         with Store.open(args.path, create=False) as store:
-            rec = store.release(args.release, reason=args.reason)
+            rec = store.release(args.release, reason=args.reason, user=user)
         if args.json:
             print(json.dumps(rec))
         else:
@@ -385,8 +396,9 @@ def _run(args) -> int:
             )
         return 0
     if cmd == "quarantine":
+        user = _user(args)
         with Store.open(args.path, readonly=True) as store:
-            held = store.quarantine(include_released=args.all)
+            held = store.quarantine(include_released=args.all, user=user)
         if args.json:
             print(json.dumps({"quarantined": held}))
             return 0
@@ -402,13 +414,13 @@ def _run(args) -> int:
 
         if args.json_id:
             args.id = _json_id(args.id)
-
+        user = _user(args)
         with Store.open(args.path, create=False) as store:
             if cmd == "retract":
-                store.retract(args.id, at=parse_time(args.at, "--at"), reason=args.reason)
+                store.retract(args.id, at=parse_time(args.at, "--at"), reason=args.reason, user=user)
                 print(json.dumps({"retracted": args.id}) if args.json else f"retracted {_shown_id(args.id)}")
                 return 0
-            rec = store.erase(args.id, reason=args.reason, wait=args.wait)
+            rec = store.erase(args.id, reason=args.reason, wait=args.wait, user=user)
         if args.json:
             print(json.dumps(rec, default=str))
         else:
@@ -462,8 +474,15 @@ def register(subparsers) -> None:
     p = subparsers.add_parser("bank", help="FR-Bank: a persistent lifecycle-aware memory store")
     sub = p.add_subparsers(dest="command_bank", metavar="ACTION", required=True)
 
-    def common(sp, with_json=True, embedder=True):
+    def common(sp, with_json=True, embedder=True, user=True):
         sp.add_argument("path", help="bank file (SQLite)")
+        if user:
+            sp.add_argument(
+                "--user",
+                metavar="NAME",
+                default=None,
+                help="whose memory: read and write only this user's facts (default: the bank's owner)",
+            )
         if embedder:
             sp.add_argument(
                 "--embedder",
@@ -474,7 +493,11 @@ def register(subparsers) -> None:
         if with_json:
             sp.add_argument("--json", action="store_true", help="machine-readable output")
 
-    common(sub.add_parser("init", help="create an empty bank (an existing bank is left unchanged)"), with_json=False)
+    common(
+        sub.add_parser("init", help="create an empty bank (an existing bank is left unchanged)"),
+        with_json=False,
+        user=False,
+    )
     sp = sub.add_parser(
         "add", help="add facts from JSON, JSONL or a suite file (identical facts already stored are skipped)"
     )
@@ -502,7 +525,7 @@ def register(subparsers) -> None:
     sp = sub.add_parser(
         "purge", help="finish a pending erase purge: checkpoint and truncate the WAL (exit 1 if readers still block it)"
     )
-    common(sp, embedder=False)
+    common(sp, embedder=False, user=False)
     sp.add_argument("--wait", type=float, default=30.0, help="seconds to wait for readers (default 30)")
     sp = sub.add_parser("quarantine", help="list the facts held in quarantine (prompt injection), or release one")
     common(sp, embedder=False)
@@ -525,7 +548,7 @@ def register(subparsers) -> None:
     sp.add_argument("--sizes", default="1000,20000,100000")
     sp.add_argument("--no-embedding", action="store_true", help="skip the MiniLM query-embedding timing")
     sp.add_argument("--json")
-    sp = sub.add_parser("export", help="export every edge, transition and audit record as JSON")
+    sp = sub.add_parser("export", help="export every edge, transition and audit record of one user as JSON")
     common(sp, with_json=False)
     sp.add_argument("--out")
     p.set_defaults(func=run)

@@ -337,6 +337,7 @@ class Memory:
             "erasures": len(doc.get("audit", [])),
             "embedder": {"name": str(emb.name), "dim": int(emb.dim)},
             "owner": self.bank.owner,
+            "user": getattr(self.bank, "user", "") or None,
             "schema_version": int(doc["schema_version"]),
             "version": int(doc["version"]),
         }
@@ -513,6 +514,7 @@ def build_server(memory: Memory, log_level: str = "WARNING"):
         erasures: int
         embedder: Embedder
         owner: str | None = None
+        user: str | None = Field(None, description="the user whose memory this server serves (null: the bank's owner)")
         schema_version: int
         version: int
 
@@ -649,10 +651,11 @@ def build_server(memory: Memory, log_level: str = "WARNING"):
 
 def _serve(args) -> int:
     from ._bank import Bank
+    from ._facts import check_user
 
     params = params_from_args(args)  # a bad file or override fails before the bank opens
     address = parse_http_address(args.http) if args.http else None
-    kwargs: dict[str, Any] = {"params": params, "owner": args.owner}
+    kwargs: dict[str, Any] = {"params": params, "owner": args.owner, "user": check_user(args.user, "--user")}
     if args.embedder:
         kwargs["embedder"] = args.embedder
     try:
@@ -712,6 +715,12 @@ def register(subparsers) -> None:
         "--owner",
         default=None,
         help="the name of the user whose memory this is (replaced by 'the user' before embedding)",
+    )
+    p.add_argument(
+        "--user",
+        metavar="NAME",
+        default=None,
+        help="serve this user's memory only: every tool reads and writes that user's facts (default: the bank's owner)",
     )
     p.add_argument(
         "--http",
