@@ -133,15 +133,10 @@ def persona_folds(personas: Sequence[str], k: int, seed: int = 0) -> list[tuple[
 def _fr_full_with(label: str, params: LifecycleParams | None):
     """FR-full scoring with ``params`` (``None``: the default parameters), named ``label`` — a
     side as ``fr compare`` runs it."""
-    from frcore.bench import System
-    from frcore.bench.compare import resolve_side
+    from frcore.bench.compare import resolve_side, side_system
 
     system, _, _ = resolve_side("default")
-
-    def params_fn(_base: LifecycleParams) -> LifecycleParams:
-        return system.params(params)
-
-    return System(label, system.pipeline, system.description, params_fn)
+    return side_system(label, system, params)
 
 
 def calibrate_folds(

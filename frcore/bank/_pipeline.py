@@ -336,8 +336,9 @@ class Prepared:
         self.turn = np.zeros(self.n, dtype=bool)
         self.typed = np.zeros(self.n, dtype=bool)
         if kinds is not None:
-            self.turn = np.array([k == "turn" for k in kinds], dtype=bool)
-            self.typed = np.array([k == "fact" for k in kinds], dtype=bool)
+            kind = np.asarray(kinds, dtype=object)
+            self.turn = kind == "turn"
+            self.typed = kind == "fact"
         self._rule_ages: dict[tuple, tuple] = {}  # ages under the rules, per (rules, decay, params id): (params, ages)
         self._rule_tables: dict[tuple, tuple] = {}  # kernel table for those ages: (params, table or False)
         self._turn_share: dict[int, tuple] = {}  # factor of turn_share="least", per params id: (params, factor)

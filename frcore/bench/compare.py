@@ -77,7 +77,7 @@ def _is_system(name: str) -> bool:
         return False
 
 
-def _side(label: str, system: System, params: LifecycleParams | None) -> System:
+def side_system(label: str, system: System, params: LifecycleParams | None) -> System:
     """The side as a system named ``label`` that scores with ``params`` (the system's own
     transform, e.g. a collapse, applied on top)."""
 
@@ -152,7 +152,7 @@ def run_compare(
     t0 = time.perf_counter()
     res = run_benchmark(
         suites,
-        [_side("a", sys_a, p_a), _side("b", sys_b, p_b)],
+        [side_system("a", sys_a, p_a), side_system("b", sys_b, p_b)],
         embedder,
         gold_intent=gold_intent,
         keep_terms=False,
