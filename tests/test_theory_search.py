@@ -96,7 +96,7 @@ def test_planted_stateless_system_is_reported():
 def test_planted_disagreement_inside_a_generated_batch_is_reported():
     """A search over generated histories plus one planted history: a system that ignores
     retractions must be reported on the planted one (and the search finds it among the rest)."""
-    hs = S.generate(40, S.SEED, True)
+    hs = S.generate(40, S.SEED)
     planted = H("current", E("A", 0.9, 100, "a", retracted=True), E("B", 0.5, 10, "b"))
 
     def ignores_retraction(edges):
@@ -235,7 +235,7 @@ def test_histories_do_not_depend_on_what_else_is_imported(tmp_path, monkeypatch)
     import sys
 
     def digest():
-        return hashlib.md5(json.dumps([h.as_dict() for h in S.generate(40, S.SEED, True)]).encode()).hexdigest()
+        return hashlib.md5(json.dumps([h.as_dict() for h in S.generate(40, S.SEED)]).encode()).hexdigest()
 
     before = digest()
     (tmp_path / "fr_constants_probe.py").write_text(

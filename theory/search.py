@@ -437,13 +437,12 @@ def _without_local_constants():
         cache.cache.clear()
 
 
-def generate(examples: int, seed_value: int, deterministic: bool) -> list[History]:
+def generate(examples: int, seed_value: int) -> list[History]:
     """``examples`` histories from :func:`theory.strategies.histories` (hypothesis; no shrinking,
     no example database, no constants borrowed from other modules), drawn from ``seed_value``.
 
     Always seeded, never derandomized: hypothesis derives a derandomized run's seed from the
-    source text of the decorated function, so the histories would change with its formatting.
-    ``deterministic`` only records that the seed is the search's fixed default."""
+    source text of the decorated function, so the histories would change with its formatting."""
     out: list[History] = []
 
     @settings(
@@ -561,7 +560,7 @@ def check_sufficiency_search(corpus=None) -> ClaimResult:
     disagreements would be a result)."""
     d = _depth.current()
     rec = d.record(QUICK_EXAMPLES, SEED)
-    hs = generate(rec["examples"], rec["seed"], rec["deterministic"])
+    hs = generate(rec["examples"], rec["seed"])
     found = disagreements(hs)
     mism = state_mismatches(hs)
     by = group_by_cause(found)
