@@ -67,6 +67,7 @@ from ._partitions import (
 from ._runtime import (
     ASYNC_ENV as ASYNC_ENV,
     cpu_dispatch_mode as cpu_dispatch_mode,
+    enable_compilation_cache as enable_compilation_cache,
     prefer_sync_cpu_dispatch as prefer_sync_cpu_dispatch,
 )
 from ._scoring import (
@@ -203,6 +204,7 @@ __all__ = [
     # runtime
     "ASYNC_ENV",
     "cpu_dispatch_mode",
+    "enable_compilation_cache",
     "prefer_sync_cpu_dispatch",
     # timestamps
     "TimeParseError",

@@ -37,3 +37,32 @@ def cpu_dispatch_mode() -> str:
     """``"sync"`` or ``"async"``: the CPU dispatch mode this process runs with (as configured;
     it took effect if it was set before the backend started)."""
     return "async" if jax.config.read("jax_cpu_enable_async_dispatch") else "sync"
+
+
+#: environment variable naming the directory of JAX's persistent compilation cache under ``fr``
+#: (``0`` or ``off``: no persistent cache); default ``$FRCORE_CACHE/jax`` or ``~/.cache/frcore/jax``
+COMPILATION_CACHE_ENV = "FRCORE_JAX_CACHE"
+
+
+def enable_compilation_cache() -> str | None:
+    """Keep JAX's compiled executables on disk (JAX's persistent compilation cache), so a fresh
+    process reuses what an earlier one compiled instead of compiling the query path again.
+
+    Directory: ``$FRCORE_JAX_CACHE``, else ``$FRCORE_CACHE/jax``, else ``~/.cache/frcore/jax``
+    (``FRCORE_JAX_CACHE=0`` switches it off). Every executable is kept, however fast it compiled.
+    Returns the directory in use (``None``: off, or the directory cannot be created). A library
+    user chooses; the ``fr`` command and ``fr bank bench`` call it."""
+    chosen = os.environ.get(COMPILATION_CACHE_ENV, "")
+    if chosen.lower() in ("0", "off", "false", "no"):
+        return None
+    if not chosen:
+        base = os.environ.get("FRCORE_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "frcore")
+        chosen = os.path.join(base, "jax")
+    try:
+        os.makedirs(chosen, exist_ok=True)
+    except OSError:
+        return None
+    jax.config.update("jax_compilation_cache_dir", chosen)
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+    jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+    return chosen

@@ -5,6 +5,10 @@ entry point of the group :data:`ENTRY_POINT_GROUP` (``name = "module:register"``
 ``register(subparsers)`` adds an argparse parser whose ``func(args) -> int`` runs it. A subcommand
 whose entry point cannot be loaded stays listed in ``fr --help`` as unavailable, with the error;
 invoking it prints the error and exits with :data:`EXIT_UNAVAILABLE`.
+
+``fr NAME ...`` loads only the entry point of ``NAME`` (a subcommand's imports are its own: ``fr
+bank query`` does not import the benchmark's statistics); ``fr``, ``fr --help`` and an unknown
+name load them all.
 """
 
 from __future__ import annotations
@@ -96,11 +100,14 @@ def build_parser(commands: Iterable[EntryPoint] | None = None) -> tuple[argparse
 
 
 def main(argv: list[str] | None = None) -> int:
-    from ._runtime import prefer_sync_cpu_dispatch
+    from ._runtime import enable_compilation_cache, prefer_sync_cpu_dispatch
 
     prefer_sync_cpu_dispatch()  # before any subcommand module starts JAX's backend
-    parser, failed = build_parser()
+    enable_compilation_cache()
     argv = sys.argv[1:] if argv is None else list(argv)
+    eps = command_entry_points()
+    named = [ep for ep in eps if argv and ep.name == argv[0]]
+    parser, failed = build_parser(named or eps)
     for bad in failed:
         if argv and argv[0] == bad.name:  # before argparse, which would judge its arguments
             return _report_unavailable(bad)

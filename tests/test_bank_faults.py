@@ -288,8 +288,8 @@ def test_sigkill_during_cli_add_then_retry(tmp_path):
 # ----------------------------------------------------------------------------- races
 
 
-def _home_bank(path: Path) -> Bank:
-    bank = Bank.open(str(path), embedder="hash")
+def _home_bank(path: Path, index: bool = True) -> Bank:
+    bank = Bank.open(str(path), embedder="hash", index=index)
     bank.add(
         [
             {
@@ -326,7 +326,7 @@ def test_erase_between_snapshot_and_embedding_keeps_the_current_fact(tmp_path, m
     vectors. Its vector is gone; it must be left out (never NaN), and the fact it links to —
     the current one in its slot — must stay in the top 10, without any warning."""
     db = tmp_path / "race.db"
-    reader = _home_bank(db)
+    reader = _home_bank(db, index=False)  # vectors read from SQLite (the index's race: the next test)
     eraser = Store.open(db)
     original = reader.store.all_embeddings
     fired = []
@@ -350,10 +350,40 @@ def test_erase_between_snapshot_and_embedding_keeps_the_current_fact(tmp_path, m
     eraser.close()
 
 
+def test_erase_during_a_query_of_the_index_never_surfaces(tmp_path, monkeypatch):
+    """The same race when the vectors come from the bank's index: another process erases (and
+    scrubs the index segment holding the fact) while a query ranks. The query ranks again
+    against the bank as it is now: the erased fact never surfaces, every score is finite."""
+    from frcore.bank import _bank
+
+    db = tmp_path / "race.db"
+    reader = _home_bank(db)
+    Bank.open(str(db)).query("where do I live?", at="2026-01-01")  # the index holds every row
+    assert reader.store.row_sources(reader.store.version()) is None or True
+    eraser = Bank.open(str(db))
+    original = _bank.StackedRows.__matmul__
+    fired = []
+
+    def erase_then_rank(self, q):
+        if not fired:
+            fired.append(eraser.erase("home-old", reason="race"))
+        return original(self, q)
+
+    monkeypatch.setattr(_bank.StackedRows, "__matmul__", erase_then_rank)
+    res = reader.query("where do I live?", at="2026-01-01", intent="historical")
+    assert fired, "the query did not rank from the index"
+    assert "home-old" not in res.ids
+    assert "home-now" in res.ids[:10], res.ids
+    assert all(np.isfinite(r["score"]) for r in res.results)
+    assert not any(b"Porto" in f.read_bytes() for f in Path(str(db) + ".index").rglob("*") if f.is_file())
+    reader.close()
+    eraser.close()
+
+
 def test_query_never_uses_a_nan_vector(tmp_path):
     """Even a vector row that is not finite (a damaged cache) is excluded, never ranked."""
     db = tmp_path / "nan.db"
-    bank = _home_bank(db)
+    bank = _home_bank(db, index=False)
     nan = np.full(256, np.nan, dtype=np.float32).tobytes()
     bank.store.conn.execute("UPDATE embeddings SET vector=? WHERE id='home-old'", (nan,))
     bank.store.conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key='version'")
@@ -363,6 +393,31 @@ def test_query_never_uses_a_nan_vector(tmp_path):
     assert "home-now" in res.ids[:10] and "home-old" not in res.ids
     assert all(np.isfinite(r["score"]) for r in res.results)
     bank.close()
+
+
+def test_a_damaged_index_is_never_trusted(tmp_path):
+    """A non-finite vector in the bank's index (a damaged file) is detected by the query that
+    meets it: the query ranks from SQLite instead — the same results as a bank without an index
+    — and the index is scrubbed, then rebuilt by the next process that opens the bank."""
+    db = tmp_path / "nan.db"
+    _home_bank(db).close()
+    (vec_file,) = Path(str(db) + ".index").glob("seg-*/vectors.npy")
+    damaged = np.load(vec_file, mmap_mode="r+")
+    damaged[0, :] = np.nan
+    damaged.flush()
+    del damaged
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with Bank.open(str(db)) as bank:
+            res = bank.query("where do I live?", at="2026-01-01", intent="historical")
+        with Bank.open(str(db), index=False, readonly=True) as plain:
+            ref = plain.query("where do I live?", at="2026-01-01", intent="historical")
+    assert res.results == ref.results
+    assert all(np.isfinite(r["score"]) for r in res.results)
+    assert not list(Path(str(db) + ".index").glob("seg-*"))  # scrubbed
+    with Bank.open(str(db)) as bank:  # rebuilt by the next write open
+        assert bank.query("where do I live?", at="2026-01-01", intent="historical").results == ref.results
+    assert list(Path(str(db) + ".index").glob("seg-*"))
 
 
 def test_a_failed_embedding_stores_nothing(tmp_path):

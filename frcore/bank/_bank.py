@@ -18,7 +18,8 @@ from .._time import EPOCH as EPOCH, hours_since_epoch, parse_time as _parse_time
 from .._types import STATE_NAMES, score_summands
 from ._embed import DEFAULT_EMBEDDER, embedder_identity, get_embedder
 from ._facts import check_user
-from ._lexical import LexicalIndex, _tokenize_many
+from ._index import IndexSpec
+from ._lexical import Lexicon, Postings, _tokenize_many
 from ._pipeline import PipelineConfig, Prepared, Retrieval, related_pairs, retrieve
 from ._query import Router, check_intent, infer_intent, routing_from_categories
 from ._store import StoreError
@@ -148,11 +149,37 @@ class _Rows:
     index, eligibility, related pairs, primary categories. Shared by every snapshot with the
     same (store version, rows), e.g. two valid times after the last edge was said."""
 
-    vectors: np.ndarray
-    lexical: LexicalIndex
+    vectors: Any  # (n, d) float32 array, or StackedRows over the index's segments
+    lexical: Lexicon
     eligible: np.ndarray
     related: tuple[np.ndarray, np.ndarray]
     primary: np.ndarray
+
+
+class StackedRows:
+    """Rows ``rows`` of the vectors stacked from ``parts`` (one after another; ``rows=None``:
+    every row), as the (n, d) matrix a query multiplies: ``StackedRows(parts, rows) @ q`` is
+    ``np.concatenate(parts)[rows] @ q`` exactly. A float32 matrix–vector product's value for a row
+    depends on the shape of the matrix it is computed in (BLAS blocks and threads rows by the
+    matrix), so the product is always taken over exactly the snapshot's rows — the index's one
+    segment as it is mapped, else a copy gathered on first use — as a bank read from SQLite
+    alone computes it."""
+
+    def __init__(self, parts: Sequence[np.ndarray], rows: np.ndarray | None):
+        self.parts = tuple(parts)
+        self.rows = rows
+        n = sum(int(p.shape[0]) for p in self.parts) if rows is None else int(rows.size)
+        self.shape = (n, int(self.parts[0].shape[1]))
+        self._matrix: np.ndarray | None = self.parts[0] if rows is None and len(self.parts) == 1 else None
+
+    def matrix(self) -> np.ndarray:
+        if self._matrix is None:
+            whole = np.concatenate(self.parts) if len(self.parts) > 1 else self.parts[0]
+            self._matrix = np.ascontiguousarray(whole if self.rows is None else whole[self.rows])
+        return self._matrix
+
+    def __matmul__(self, q: np.ndarray) -> np.ndarray:
+        return self.matrix() @ q
 
 
 @dataclass
@@ -160,8 +187,8 @@ class _View:
     """Per-snapshot arrays derived once and reused by every query against that snapshot."""
 
     snapshot: Any
-    vectors: np.ndarray
-    lexical: LexicalIndex
+    vectors: Any
+    lexical: Lexicon
     prepared: Prepared  # per-edge arrays as of the view's valid time (ages, eligibility, related pairs, ...)
 
 
@@ -190,6 +217,8 @@ class Bank:
         router: Router | None = None,
         owner: str | None = None,
         user: str | None = None,
+        *,
+        index: bool = True,
     ):
         #: the user this object reads and writes for (:data:`frcore.bank._facts.OWNER`, ``""``: the owner)
         self.user: str = check_user(user)
@@ -208,6 +237,16 @@ class Bank:
         self._tokens: dict[str, list[str]] = {}  # normalised text → BM25 tokens (texts never change)
         self._all_vectors: tuple | None = None  # (store version, ids, {id: row}, vectors) of every stored vector
         self._mem_vectors: dict[str, np.ndarray] = {}  # re-embedded for a read-only store (never written)
+        #: whether the bank keeps its index beside its file (:mod:`frcore.bank._index`)
+        self.index = bool(index)
+        spec = (
+            IndexSpec(self.embedding_key, int(embedder.dim), self.embedding_key[len(embedder.name) :], self.normalize)
+            if self.index
+            else None
+        )
+        current = getattr(store, "_index", None)
+        if (None if current is None else current.spec) != spec:
+            store.use_index(spec)
 
     # ------------------------------------------------------------------ lifecycle
     @classmethod
@@ -221,6 +260,7 @@ class Bank:
         readonly: bool = False,
         create: bool = True,
         user: str | None = None,
+        index: bool = True,
     ) -> Bank:
         """Open (or create, with ``create``) the bank at ``path``, bound to ``user`` (``None``:
         the bank's owner; see the class docstring); ``owner`` is the owner's name (see
@@ -279,7 +319,7 @@ class Bank:
                     )
             if not store.readonly:  # recorded by the first write of a bank that has no record yet
                 store._embedder_to_record = (str(emb.name), int(emb.dim))
-            return cls(store, emb, params, owner=owner, user=user)
+            return cls(store, emb, params, owner=owner, user=user, index=index)
         except BaseException:
             store.close()
             raise
@@ -287,7 +327,15 @@ class Bank:
     def for_user(self, user: str | None) -> Bank:
         """This bank bound to ``user`` (``None``: the owner): the same store, embedder, parameters
         and router, with that user's own caches. Closing either closes the shared store."""
-        return type(self)(self.store, self.embedder, self.params, self.router, owner=self.owner, user=check_user(user))
+        return type(self)(
+            self.store,
+            self.embedder,
+            self.params,
+            self.router,
+            owner=self.owner,
+            user=check_user(user),
+            index=self.index,
+        )
 
     def normalize(self, text: str) -> str:
         """The text as embedded and indexed: the owner's name replaced by "the user"."""
@@ -324,6 +372,8 @@ class Bank:
         )
         if added.unchanged:  # a retry of a batch stored by an older bank without its vectors: backfill them
             self._embed_missing(added.unchanged)
+        if added:
+            self.store.sync_index()
         self._views.clear()
         self._rows.clear()
         return added
@@ -366,6 +416,7 @@ class Bank:
             if wait is None
             else self.store.erase(edge_id, reason=reason, wait=wait, user=self.user)
         )
+        self.store.sync_index()  # the index segments the erase scrubbed are rebuilt from SQLite
         self._views.clear()
         self._rows.clear()
         self._mem_vectors.pop(edge_id, None)
@@ -404,9 +455,11 @@ class Bank:
         return out
 
     # ------------------------------------------------------------------ reads
-    def _view(self, at: _dt.datetime, known_at: _dt.datetime | None, include_quarantined: bool) -> _View:
+    def _view(
+        self, at: _dt.datetime, known_at: _dt.datetime | None, include_quarantined: bool, version: int | None = None
+    ) -> _View:
         # The store's version counter is persisted, so writes by other processes invalidate too.
-        key = (at, known_at, include_quarantined, self.store.version())
+        key = (at, known_at, include_quarantined, self.store.version() if version is None else version)
         view = self._views.get(key)
         if view is not None:
             return view
@@ -452,15 +505,9 @@ class Bank:
         out[hit] = mat[src[hit]]
         return out, [fid for fid, h in zip(ids, hit.tolist()) if not h]
 
-    def _rows_of(self, snap, known_at: _dt.datetime | None) -> _Rows:
-        """The :class:`_Rows` of a snapshot, cached by (store version, rows) when it has them."""
-        key = None
-        if snap.rows is not None and snap.version is not None:
-            key = (snap.version, snap.rows.size, hashlib.blake2b(snap.rows.tobytes(), digest_size=16).digest())
-            got = self._rows.get(key)
-            if got is not None:
-                return got
-        ids = list(snap.ids)
+    def _snapshot_vectors(self, ids: list, snap, eligible: np.ndarray) -> np.ndarray:
+        """The (n, d) float32 vectors of a snapshot's rows read from the store (a row without a
+        vector is re-embedded if still stored; one that cannot be is zero and not ``eligible``)."""
         vecs, missing = self._vectors(ids, snap.version)
         if missing:  # an edge without a vector: re-embed it if still stored (an erased one stays out)
             texts_of = dict(zip(ids, snap.texts))
@@ -475,7 +522,6 @@ class Bank:
                     vecs[pos[fid]] = v
         vecs = np.asarray(vecs, dtype=np.float32)
         vecs = vecs.reshape(len(ids), -1) if len(ids) else np.zeros((0, self.embedder.dim), dtype=np.float32)
-        eligible = np.ones(len(ids), dtype=bool)
         # No NaN may reach a ranking: a row without a vector (an edge erased after the snapshot
         # was read, before its vectors were) gets the zero vector and can never surface, so its
         # cosine is 0 and the lifecycle-linked similarity of its neighbours stays finite.
@@ -486,17 +532,44 @@ class Bank:
                 vecs = np.zeros((len(ids), self.embedder.dim), dtype=np.float32)
             vecs[bad] = 0.0
             eligible &= ~bad
-        links_by_id = {e.id: e.links for e in self.store.edges(known_at=known_at, version=snap.version, user=self.user)}
-        links = [links_by_id.get(str(i), {}) for i in ids]
+        return vecs
+
+    def _rows_of(self, snap, known_at: _dt.datetime | None) -> _Rows:
+        """The :class:`_Rows` of a snapshot, cached by (store version, rows) when it has them."""
+        key = None
+        if snap.rows is not None and snap.version is not None:
+            key = (snap.version, snap.rows.size, hashlib.blake2b(snap.rows.tobytes(), digest_size=16).digest())
+            got = self._rows.get(key)
+            if got is not None:
+                return got
+        ids = list(snap.ids)
+        eligible = np.ones(len(ids), dtype=bool)
+        sources = self.store.row_sources(snap.version) if snap.rows is not None else None
+        if sources is not None and len(ids):
+            every = snap.rows.size == sum(int(v.shape[0]) for v in sources[0]) and bool(
+                (snap.rows == np.arange(snap.rows.size)).all()
+            )
+            sub = None if every else snap.rows
+            vecs: Any = StackedRows(sources[0], sub)  # the index holds only finite vectors
+            lexical = Lexicon(sources[1], sub)
+        else:
+            vecs = self._snapshot_vectors(ids, snap, eligible)
+            lexical = None
+        links = self.store.row_links(snap.rows, snap.version) if snap.rows is not None else None
+        if links is None:
+            by_id = {e.id: e.links for e in self.store.edges(known_at=known_at, version=snap.version, user=self.user)}
+            links = [by_id.get(str(i), {}) for i in ids]
         related = related_pairs(snap.slots, snap.said_at_h, links, snap.index)
         primary = np.argmax(snap.weights, axis=1) if len(ids) else np.zeros(0, np.int64)
-        texts = [self.normalize(t) for t in snap.texts]
-        if len(self._tokens) > 2 * len(texts) + 10_000:
-            self._tokens.clear()
-        new = [t for t in dict.fromkeys(texts) if t not in self._tokens]
-        if new:
-            self._tokens.update(zip(new, _tokenize_many(new)))
-        rows = _Rows(vecs, LexicalIndex(texts, tokens=[self._tokens[t] for t in texts]), eligible, related, primary)
+        if lexical is None:
+            texts = [self.normalize(t) for t in snap.texts]
+            if len(self._tokens) > 2 * len(texts) + 10_000:
+                self._tokens.clear()
+            new = [t for t in dict.fromkeys(texts) if t not in self._tokens]
+            if new:
+                self._tokens.update(zip(new, _tokenize_many(new)))
+            lexical = Lexicon([Postings.build([self._tokens[t] for t in texts])])
+        rows = _Rows(vecs, lexical, eligible, related, primary)
         if key is not None:
             if len(self._rows) >= 4:
                 self._rows.clear()
@@ -537,7 +610,22 @@ class Bank:
             from dataclasses import replace as _replace
 
             cfg = _replace(cfg, k=int(k))
-        view = self._view(at_t, known_t, include_quarantined)
+        # A write committed while this query ran (another process or thread) may have erased a
+        # fact the snapshot still holds: rank again, once, against the bank as it is now.
+        for attempt in (0, 1):
+            version = self.store.version()
+            out = self._rank(
+                text, at_t, known_t, include_quarantined, version, cfg, intent, categories, params, query_vec, explain
+            )
+            if attempt or self.store.version() == version:
+                return out
+        raise AssertionError("unreachable")
+
+    def _rank(
+        self, text, at_t, known_t, include_quarantined, version, cfg, intent, categories, params, query_vec, explain
+    ) -> QueryResult:
+        """One ranking of :meth:`query` against the bank at store ``version``."""
+        view = self._view(at_t, known_t, include_quarantined, version)
         snap = view.snapshot
         qtext = self.normalize(text)
         qv = np.asarray(query_vec if query_vec is not None else self.embedder.embed([qtext])[0], dtype=np.float32)
@@ -550,6 +638,14 @@ class Bank:
             intent_name, rule = check_intent(intent), "given"
         routing = routing_from_categories(categories) if categories is not None else self.router.route(qtext, qv)
         cosine: np.ndarray = view.vectors @ qv if len(snap.ids) else np.zeros(0)
+        if not np.isfinite(cosine).all() and isinstance(view.vectors, StackedRows):
+            # the index holds only finite vectors: this one is damaged; rank from SQLite instead
+            self.store.distrust_index()
+            self._views.clear()
+            self._rows.clear()
+            return self._rank(
+                text, at_t, known_t, include_quarantined, None, cfg, intent, categories, params, query_vec, explain
+            )
         if not np.isfinite(cosine).all():  # never reached with finite vectors; NaN must never enter a ranking
             cosine = np.nan_to_num(cosine, nan=0.0, posinf=0.0, neginf=0.0)
         bm = view.lexical.scores(qtext) if len(snap.ids) else np.zeros(0)

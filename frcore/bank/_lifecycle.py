@@ -111,6 +111,27 @@ def _micros(t: datetime) -> int:
     return (t - EPOCH) // _US
 
 
+def row_lifecycle(edges: Sequence[FactRecord]) -> dict[str, np.ndarray]:
+    """What :func:`derive_states` reads of each edge alone: ``said`` and ``event`` (exact
+    microseconds), ``has_event``, ``expiring`` (an event time and a primary category that expires
+    at it) and ``confidence``."""
+    n = len(edges)
+    has_event = np.fromiter((e.event_time is not None for e in edges), dtype=bool, count=n)
+    event = np.zeros(n, dtype=np.int64)
+    expiring = np.zeros(n, dtype=bool)
+    for i in np.flatnonzero(has_event).tolist():
+        e = edges[i]
+        event[i] = _micros(e.event_time)
+        expiring[i] = _primary(e.categories) in _EXPIRING
+    return {
+        "said": np.fromiter((_micros(e.said_at) for e in edges), dtype=np.int64, count=n),
+        "event": event,
+        "has_event": has_event,
+        "expiring": expiring,
+        "confidence": np.fromiter((e.confidence for e in edges), dtype=np.float64, count=n),
+    }
+
+
 @dataclass(frozen=True)
 class LifecycleColumns:
     """What :func:`derive_states` reads of each edge, as arrays in edge order.
@@ -137,40 +158,42 @@ class LifecycleColumns:
     @classmethod
     def from_edges(cls, edges: Sequence[FactRecord], index: Mapping[str, int]) -> LifecycleColumns:
         """Columns of ``edges``; ``index`` maps each id to its position in ``edges``."""
-        n = len(edges)
-        said = np.fromiter((_micros(e.said_at) for e in edges), dtype=np.int64, count=n)
-        has_event = np.fromiter((e.event_time is not None for e in edges), dtype=bool, count=n)
-        event = np.zeros(n, dtype=np.int64)
-        expiring = np.zeros(n, dtype=bool)
-        for i in np.flatnonzero(has_event).tolist():
-            e = edges[i]
-            event[i] = _micros(e.event_time)
-            expiring[i] = _primary(e.categories) in _EXPIRING
+        return cls.from_rows(row_lifecycle(edges), [e.slot for e in edges], [e.links for e in edges], index)
+
+    @classmethod
+    def from_rows(
+        cls,
+        life: Mapping[str, np.ndarray],
+        slots: Sequence[str | None],
+        links: Sequence[Mapping[str, Sequence[str]]],
+        index: Mapping[str, int],
+    ) -> LifecycleColumns:
+        """Columns from each edge's :func:`row_lifecycle` arrays, slot key and links (aligned
+        with ``index``, which maps each id to its position)."""
         codes: dict[str, int] = {}
         slot = np.fromiter(
-            (-1 if e.slot is None else codes.setdefault(e.slot, len(codes)) for e in edges), dtype=np.int64, count=n
+            (-1 if s is None else codes.setdefault(s, len(codes)) for s in slots), dtype=np.int64, count=len(slots)
         )
-        confidence = np.fromiter((e.confidence for e in edges), dtype=np.float64, count=n)
         src: list[int] = []
         dst: list[int] = []
         kind: list[int] = []
-        for i, e in enumerate(edges):
-            if not e.links:
+        for i, lk in enumerate(links):
+            if not lk:
                 continue
             for k, name in enumerate(LINK_KINDS):
-                for t in e.links.get(name, ()):
+                for t in lk.get(name, ()):
                     j = index.get(t)
                     if j is not None:
                         src.append(i)
                         dst.append(j)
                         kind.append(k)
         return cls(
-            said,
-            event,
-            has_event,
+            np.asarray(life["said"], dtype=np.int64),
+            np.asarray(life["event"], dtype=np.int64),
+            np.asarray(life["has_event"], dtype=bool),
             slot,
-            confidence,
-            expiring,
+            np.asarray(life["confidence"], dtype=np.float64),
+            np.asarray(life["expiring"], dtype=bool),
             np.array(src, dtype=np.int64),
             np.array(dst, dtype=np.int64),
             np.array(kind, dtype=np.int8),
@@ -435,9 +458,9 @@ def edge_columns(rows: Sequence[FactRecord]) -> dict[str, Any]:
     }
 
 
-def concat_columns(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
-    """Columns of ``rows_a + rows_b`` from the columns of each part."""
-    return {k: np.concatenate([a[k], b[k]]) for k in a}
+def concat_columns(first: dict[str, Any], *rest: dict[str, Any]) -> dict[str, Any]:
+    """Columns of the rows of every part, one part after another, from the columns of each."""
+    return {k: np.concatenate([first[k], *(r[k] for r in rest)]) for k in first}
 
 
 def snapshot_from_columns(

@@ -67,6 +67,7 @@ one read transaction, so it always sees whole batches.
 from __future__ import annotations
 
 import collections
+import contextlib
 import dataclasses
 import functools
 import hashlib
@@ -87,6 +88,8 @@ from typing import Any
 import numpy as np
 
 from ._facts import OWNER, FactRecord, check_user, injection_finding, parse_fact, to_utc_naive
+from ._index import LIFE_COLUMNS, BankIndex, IndexSpec, Rows
+from ._lexical import Postings, _tokenize_many
 from ._lifecycle import (
     INVISIBLE,
     LifecycleColumns,
@@ -95,6 +98,7 @@ from ._lifecycle import (
     concat_columns,
     edge_columns,
     retracted_by_transitions,
+    row_lifecycle,
     snapshot_from_columns,
     states_from_columns,
 )
@@ -237,25 +241,88 @@ def _edge_columns(schema: int) -> str:
 
 @dataclass(frozen=True)
 class _Loaded:
-    """The store's contents as read at one version (see :meth:`Store._load`)."""
+    """The store's contents as read at one version (see :meth:`Store._load`).
+
+    Rows come from the bank's index segments (a prefix of the rows: ``segments``, see
+    :mod:`frcore.bank._index`) and from SQLite (``records``, the rest); :attr:`edges` builds the
+    :class:`FactRecord` of every row only when asked for."""
 
     version: int
     erasures: str
     max_seq: int
     max_tseq: int
-    edges: list[FactRecord]
+    n: int
     recorded: np.ndarray  # (n,) datetime64[us] transaction times
     cols: dict[str, Any]
+    life: dict[str, np.ndarray]  # per-row lifecycle inputs (frcore.bank._lifecycle.row_lifecycle)
+    links: list[dict[str, tuple[str, ...]]]
     transitions: list[Transition]
+    released: frozenset[str]
+    segments: tuple[Rows, ...]  # index segments holding the first rows, in order
+    records: list[FactRecord]  # the rows after them, read from SQLite
+    seqs: np.ndarray  # (len(records),) their sequence numbers
     #: derived once per version, on first use: {id: position} and the lifecycle columns
     derived: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def indexed(self) -> int:
+        """Rows held by index segments (the first ones)."""
+        return sum(s.n for s in self.segments)
+
+    @property
+    def edges(self) -> list[FactRecord]:
+        got = self.derived.get("edges")
+        if got is None:
+            out: list[FactRecord] = []
+            for seg in self.segments:
+                out += [_row_to_record(r) for r in seg.raw_rows()]
+            if self.released:
+                out = [
+                    dataclasses.replace(e, quarantined=False) if e.quarantined and e.id in self.released else e
+                    for e in out
+                ]
+            got = self.derived["edges"] = out + self.records
+        return got
 
     def lifecycle(self) -> tuple[dict[str, int], LifecycleColumns]:
         got = self.derived.get("lifecycle")
         if got is None:
-            index = {e.id: i for i, e in enumerate(self.edges)}  # ids are unique (UNIQUE column)
-            got = self.derived["lifecycle"] = (index, LifecycleColumns.from_edges(self.edges, index))
+            index = {fid: i for i, fid in enumerate(self.cols["ids"].tolist())}  # ids are unique (UNIQUE column)
+            got = self.derived["lifecycle"] = (
+                index,
+                LifecycleColumns.from_rows(self.life, self.cols["slots"].tolist(), self.links, index),
+            )
         return got
+
+
+def _links(text: str) -> dict[str, tuple[str, ...]]:
+    return {} if text == "{}" else {k: tuple(v) for k, v in _decode(text).items()}
+
+
+def _rows_of_records(
+    lo: int,
+    hi: int,
+    seqs: np.ndarray,
+    records: list[FactRecord],
+    raw: list[tuple],
+    recorded: np.ndarray,
+    cols: dict[str, Any],
+    life: dict[str, np.ndarray],
+    vectors: np.ndarray,
+    postings: Postings,
+) -> Rows:
+    return Rows(
+        lo=lo,
+        hi=hi,
+        seq=np.asarray(seqs, dtype=np.int64),
+        cols=cols,
+        recorded=recorded,
+        life={k: life[k] for k in LIFE_COLUMNS},
+        links=[r[8] for r in raw],
+        vectors=vectors,
+        postings=postings,
+        raw=raw,
+    )
 
 
 class StoreError(ValueError):
@@ -466,6 +533,7 @@ class Store:
         self._recent: collections.OrderedDict[int, _Loaded] = collections.OrderedDict()  # last loads by version
         #: (name, dim) written by the next write transaction if the bank records no embedder yet
         self._embedder_to_record: tuple[str, int] | None = None
+        self._index: BankIndex | None = None  # the bank's index beside its file (use_index)
 
     # ------------------------------------------------------------------ lifecycle of the handle
 
@@ -1162,6 +1230,14 @@ class Store:
         reason = _scrub(reason, edge_id)
         with self._write(finish_purge=False) as conn:
             self._require(conn, edge_id, "erase", user)
+            # the rows whose index segments hold the erased fact or its id (in their links)
+            touched = [
+                int(r[0])
+                for r in conn.execute(
+                    "SELECT seq FROM edges WHERE id=? OR id IN (SELECT src FROM edge_links WHERE dst=?)",
+                    (edge_id, edge_id),
+                )
+            ]
             conn.execute("INSERT INTO erase_guard VALUES (?)", (edge_id,))
             self._remove_mentions(conn, edge_id)
             conn.execute("DELETE FROM edges WHERE id=?", (edge_id,))
@@ -1178,6 +1254,7 @@ class Store:
             conn.execute("INSERT OR REPLACE INTO meta VALUES ('purge_pending', '1')")
             if conn.execute("PRAGMA auto_vacuum").fetchone()[0] == 2:  # incremental: give the freed pages back
                 conn.execute("PRAGMA incremental_vacuum").fetchall()
+        index_note = self._erase_from_index(min(touched))
         out = {
             "edge_id": edge_id,
             "id_hash": digest,
@@ -1190,7 +1267,25 @@ class Store:
             purge = self.purge(timeout=wait)
         except StoreError as e:  # committed: report the purge as pending, never the erase as failed
             purge = {"purged": False, "note": f"erased; purge pending ({e})"}
+        if index_note is not None:
+            purge = {"purged": False, "note": f"{purge['note']}; {index_note}"}
         return out | purge
+
+    def _erase_from_index(self, seq: int) -> str | None:
+        """After an erase committed: scrub the index segments from row ``seq`` on
+        (:meth:`frcore.bank._index.BankIndex.drop_from`). Returns a note when that failed (the
+        stale index is then scrubbed by the next write open that loads the bank)."""
+        if self._index is None:
+            return None
+        try:
+            with self._lock:
+                bank_id = self._bank_id(self.conn)
+                erow = self.conn.execute("SELECT value FROM meta WHERE key='erasures'").fetchone()
+            if bank_id is not None:
+                self._index.drop_from(seq, bank_id, int(erow[0]) if erow is not None else 0)
+            return None
+        except OSError as e:
+            return f"the bank's index could not be scrubbed ({e.strerror or e}): the next write open scrubs it"
 
     @_mapped
     def purge(self, timeout: float = 10.0) -> dict[str, Any]:
@@ -1441,7 +1536,10 @@ class Store:
         transitions, read in one read transaction (a consistent cut: whole batches only).
 
         Cached per store version; after appends only the new rows are read (rows are never
-        updated except by an erase, which bumps the ``erasures`` counter: then it reloads)."""
+        updated except by an erase, which bumps the ``erasures`` counter: then it reloads). A
+        fresh load starts from the bank's index (:meth:`use_index`): only the rows after its
+        segments are read from SQLite; a writable store then adds them to the index."""
+        index = self._index
         with self._lock:
             conn = self.conn
             conn.execute("BEGIN")
@@ -1454,7 +1552,7 @@ class Store:
                 rrow = conn.execute("SELECT value FROM meta WHERE key='releases'").fetchone()
                 # an erase or a release changes rows already read: either one means a full reload
                 erasures = ("" if erow is None else str(erow[0])) + "/" + ("" if rrow is None else str(rrow[0]))
-                released = (
+                released = frozenset(
                     {r[0] for r in conn.execute("SELECT edge_id FROM releases")}
                     if rrow is not None and _has_releases(conn)
                     else set()
@@ -1462,11 +1560,25 @@ class Store:
                 if old is not None and old.erasures != erasures:
                     old = None
                 count = int(conn.execute("SELECT COUNT(*) FROM edges").fetchone()[0])
+                segments: tuple[Rows, ...] = ()
+                if old is None and index is not None:
+                    segments = tuple(
+                        index.load(
+                            self._bank_id(conn),
+                            int(erow[0]) if erow is not None else 0,
+                            lambda hi: int(
+                                conn.execute("SELECT COUNT(*) FROM edges WHERE seq <= ?", (hi,)).fetchone()[0]
+                            ),
+                        )
+                    )
                 since = 0 if old is None else old.max_seq
+                if segments:
+                    since = segments[-1].hi
                 columns = _edge_columns(self.schema)
                 rows = conn.execute(f"SELECT seq, {columns} FROM edges WHERE seq > ? ORDER BY seq", (since,)).fetchall()
-                if old is not None and len(old.edges) + len(rows) != count:
-                    old, since = None, 0
+                n_before = (len(old.cols["ids"]) if old is not None else 0) + sum(s.n for s in segments)
+                if n_before + len(rows) != count:
+                    old, since, segments = None, 0, ()
                     rows = conn.execute(f"SELECT seq, {columns} FROM edges ORDER BY seq").fetchall()
                 tsince = 0 if old is None else old.max_tseq
                 trows = conn.execute(
@@ -1482,36 +1594,162 @@ class Store:
                 dataclasses.replace(e, quarantined=False) if e.quarantined and e.id in released else e
                 for e in new_edges
             ]
+        new_seq = np.array([r[0] for r in rows], dtype=np.int64)
         new_rec = np.array([r[14] for r in rows], dtype="datetime64[us]")
         new_cols = edge_columns(new_edges)
         new_cols["users"] = np.array([e.user for e in new_edges] or [OWNER], dtype=object)[: len(new_edges)]
+        new_life = row_lifecycle(new_edges)
+        new_links = [e.links for e in new_edges]
         new_trs = [
             Transition(e, k, datetime.fromisoformat(eff), datetime.fromisoformat(rec), why)
             for _s, e, k, eff, rec, why in trows
         ]
         if old is None:
-            edges, recorded, cols, trs = new_edges, new_rec, new_cols, new_trs
+            parts_cols = [s.cols for s in segments] + [new_cols]
+            cols = concat_columns(parts_cols[0], *parts_cols[1:]) if len(parts_cols) > 1 else new_cols
+            if segments and released:
+                cols["quarantined"] = cols["quarantined"] & ~np.isin(cols["ids"], list(released))
+            recorded = np.concatenate([s.recorded for s in segments] + [new_rec])
+            life = {
+                k: np.concatenate(
+                    [s.life[k] if k != "confidence" else s.cols["confidence"] for s in segments] + [new_life[k]]
+                )
+                for k in new_life
+            }
+            links = [_links(x) for s in segments for x in s.links] + new_links
+            records, seqs, trs = new_edges, new_seq, new_trs
         else:
-            edges = old.edges + new_edges
-            recorded = np.concatenate([old.recorded, new_rec])
             cols = concat_columns(old.cols, new_cols)
+            recorded = np.concatenate([old.recorded, new_rec])
+            life = {k: np.concatenate([old.life[k], new_life[k]]) for k in new_life}
+            links = old.links + new_links
+            segments = old.segments
+            records, seqs = old.records + new_edges, np.concatenate([old.seqs, new_seq])
             trs = old.transitions + new_trs
         loaded = _Loaded(
             version=version,
             erasures=erasures,
-            max_seq=rows[-1][0] if rows else (0 if old is None else old.max_seq),
+            max_seq=rows[-1][0] if rows else (since if old is None else old.max_seq),
             max_tseq=trows[-1][0] if trows else tsince,
-            edges=edges,
+            n=len(cols["ids"]),
             recorded=recorded,
             cols=cols,
+            life=life,
+            links=links,
             transitions=trs,
+            released=released,
+            segments=segments,
+            records=records,
+            seqs=seqs,
         )
+        if index is not None and not self.readonly and loaded.records:
+            loaded = self._extend_index(loaded, rows)
         with self._lock:
             self._load_cache = loaded
             self._recent[version] = loaded
             while len(self._recent) > 2:
                 self._recent.popitem(last=False)
         return loaded
+
+    def _bank_id(self, conn: sqlite3.Connection) -> str | None:
+        """What names this bank in its index: the creation time recorded in ``meta``."""
+        row = conn.execute("SELECT value FROM meta WHERE key='created_at'").fetchone()
+        return None if row is None else str(row[0])
+
+    def _extend_index(self, loaded: _Loaded, rows: list[tuple]) -> _Loaded:
+        """Add the rows of ``loaded`` read from SQLite to the bank's index (when they are the
+        rows of this load and every one has its vector); returns ``loaded`` with them as a
+        segment. Anything else leaves both as they are."""
+        index = self._index
+        assert index is not None
+        k = loaded.indexed
+        recs = loaded.records
+        if len(rows) != len(recs) or not rows:
+            return loaded  # rows read by earlier loads are still outside: the next fresh load indexes them
+        ids = [e.id for e in recs]
+        vecs, missing = self.get_embeddings(index.spec.model, ids)
+        if missing or vecs.shape[1] != index.spec.dim:
+            return loaded
+        sl = slice(k, loaded.n)
+        cols = {key: v[sl] for key, v in loaded.cols.items()}
+        cols["quarantined"] = np.array([bool(r[13]) for r in rows], dtype=bool)  # as stored; releases apply on load
+        life = {key: v[sl] for key, v in loaded.life.items()}
+        tokens = _tokenize_many([index.spec.normalize(e.text) for e in recs])
+        covered = loaded.segments[-1].hi if loaded.segments else 0
+        seg = _rows_of_records(
+            covered + 1,
+            int(rows[-1][0]),
+            loaded.seqs,
+            recs,
+            [tuple(r[1:]) for r in rows],
+            loaded.recorded[sl],
+            cols,
+            life,
+            vecs,
+            Postings.build(tokens),
+        )
+        with self._lock:
+            bank_id = self._bank_id(self.conn)
+            erow = self.conn.execute("SELECT value FROM meta WHERE key='erasures'").fetchone()
+        if bank_id is None:
+            return loaded
+        if not index.append(seg, bank_id, int(erow[0]) if erow is not None else 0, covered):
+            return loaded
+        seg.cols = dict(seg.cols, quarantined=loaded.cols["quarantined"][sl])
+        return dataclasses.replace(
+            loaded, segments=loaded.segments + (seg,), records=[], seqs=np.zeros(0, np.int64), derived=loaded.derived
+        )
+
+    def use_index(self, spec: IndexSpec | None) -> None:
+        """Keep (and read) the bank's index beside its file for ``spec`` (:mod:`frcore.bank._index`;
+        ``None``: none). A scratch (``:memory:``) store has none."""
+        with self._lock:
+            self._index = None if spec is None or self.path == ":memory:" else BankIndex(self.path, spec, self.readonly)
+            self._load_cache = None
+            self._recent.clear()
+            self._snap_cache.clear()
+
+    def distrust_index(self) -> None:
+        """Stop reading the bank's index (it was found damaged): this store reads SQLite from
+        now on; a writable one scrubs the index, which the next process to open the bank for
+        writing rebuilds."""
+        with self._lock:
+            index, self._index = self._index, None
+            self._load_cache = None
+            self._recent.clear()
+            self._snap_cache.clear()
+        if index is not None and not self.readonly:
+            with contextlib.suppress(OSError):
+                index.scrub()
+
+    def sync_index(self) -> None:
+        """Bring the bank's index up to date with the stored rows (a writable store with an
+        index; called after each add so that the next process to open the bank reads them
+        from it)."""
+        if self._index is not None and not self.readonly:
+            self._load()
+
+    def row_sources(self, version: int | None) -> tuple[list[np.ndarray], list[Postings]] | None:
+        """The vectors and BM25 postings of every row of the store as read at ``version`` (in
+        row order, one part per index segment), when the index holds all of them; else ``None``."""
+        if version is None:
+            return None
+        with self._lock:
+            loaded = self._recent.get(version)
+        if loaded is None or loaded.records or not loaded.segments:
+            return None
+        return [s.vectors for s in loaded.segments], [s.postings for s in loaded.segments]
+
+    def row_links(self, rows: np.ndarray, version: int | None) -> list[dict[str, tuple[str, ...]]] | None:
+        """The links of the given rows of the store as read at ``version`` (``None``: not cached)."""
+        if version is None:
+            return None
+        with self._lock:
+            loaded = self._recent.get(version)
+        if loaded is None:
+            return None
+        links = loaded.links
+        return [links[i] for i in np.asarray(rows, dtype=np.int64).tolist()]
 
     def edges(
         self,
@@ -1565,7 +1803,7 @@ class Store:
             if hit is not None:
                 self._snap_cache.move_to_end(key)
                 return hit
-        mask = np.ones(len(loaded.edges), dtype=bool)
+        mask = np.ones(loaded.n, dtype=bool)
         trs = loaded.transitions
         if known_n is not None:
             mask &= loaded.recorded <= np.datetime64(known_n, "us")
@@ -1577,8 +1815,8 @@ class Store:
         with self._lock:  # the per-version derivation cache is shared by threads
             index, life = loaded.lifecycle()
         retract_rows = retracted_by_transitions(trs, at_n, index)
-        if idx.size != len(loaded.edges):  # a subset: positions and links among its edges only
-            local = np.full(len(loaded.edges), -1, dtype=np.int64)
+        if idx.size != loaded.n:  # a subset: positions and links among its edges only
+            local = np.full(loaded.n, -1, dtype=np.int64)
             local[idx] = np.arange(idx.size)
             retract_rows = local[retract_rows]
             retract_rows = retract_rows[retract_rows >= 0]
@@ -1598,7 +1836,7 @@ class Store:
             masks = loaded.derived.setdefault("users", {})
             got = masks.get(user)
             if got is None:
-                got = masks[user] = np.asarray(loaded.cols["users"] == user, dtype=bool).reshape(len(loaded.edges))
+                got = masks[user] = np.asarray(loaded.cols["users"] == user, dtype=bool).reshape(loaded.n)
             return got
 
     @_mapped

@@ -1,0 +1,347 @@
+"""The bank's persisted index: its rows as column arrays, their vectors and BM25 postings, in a
+folder beside the SQLite file (``<bank>.index/``), memory-mapped when a process opens the bank.
+
+A process that opens a bank reads its facts from here instead of parsing every SQLite row,
+re-tokenizing every text and re-reading every vector; only the facts added since the index was
+last written are read from SQLite. The SQLite file stays the one source of truth: the index is
+derived from it, verified against it on every load, and rebuilt from it whenever it is missing,
+stale or of another embedder or owner normalisation.
+
+Layout (``FORMAT``): ``manifest.json`` names the bank (its ``bank_id``), the erase count the index
+is valid for, what the vectors and tokens were made with (:class:`IndexSpec`), and the
+segments, in store order; each segment is a folder holding the rows of one range of store
+sequence numbers — ``.npy`` arrays (memory-mapped), JSON lists of strings, the raw rows
+(``raw.json``, read only when a caller asks for the facts themselves) and the BM25 postings of
+their tokens (:class:`frcore.bank._lexical.Postings`). Segments are immutable: an add writes
+a new one (the facts it committed) and merges the last two while the older is not larger
+(binary-counter merging: O(log n) segments, every row rewritten O(log n) times).
+
+Erasure: an erase overwrites with zeros, then deletes, every segment from the one holding the
+erased fact (or a fact whose links named it) on; they are rebuilt from SQLite on the next load.
+A load that finds an index made before an erase it did not see (another program erased)
+scrubs the whole index the same way. No erased text, id or vector stays in the index folder.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import secrets
+import shutil
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ._lexical import Postings
+
+FORMAT = "frcore-bank-index-v1"
+#: numeric columns of :func:`frcore.bank._lifecycle.edge_columns` kept as ``.npy`` arrays
+NUMERIC_COLUMNS = ("weights", "said_at_h", "event_h", "session", "confidence", "numeric", "quarantined")
+#: string columns (``None`` allowed) kept as JSON lists
+STRING_COLUMNS = ("ids", "texts", "slots", "kinds", "speakers", "users")
+#: per-row lifecycle inputs (:class:`frcore.bank._lifecycle.LifecycleColumns` without slots and links)
+LIFE_COLUMNS = ("said", "event", "has_event", "expiring")
+
+
+def index_path(db_path: str) -> Path:
+    """The index folder of the bank at ``db_path``."""
+    return Path(str(db_path) + ".index")
+
+
+@dataclass(frozen=True)
+class IndexSpec:
+    """What the index's vectors and tokens depend on: the vectors' model key and dimension, and
+    the text normalisation (the owner's name replaced: ``text_key``) applied before tokenizing.
+    ``normalize`` maps a stored text to the text that is tokenized."""
+
+    model: str
+    dim: int
+    text_key: str
+    normalize: Callable[[str], str] = field(compare=False)
+    tokenizer: str = "nltk-en-179+snowball"
+
+    def identity(self) -> dict[str, Any]:
+        return {"model": self.model, "dim": self.dim, "text_key": self.text_key, "tokenizer": self.tokenizer}
+
+
+@dataclass
+class Rows:
+    """The rows of one range of sequence numbers, in store order: what a segment holds."""
+
+    lo: int
+    hi: int
+    seq: np.ndarray
+    cols: dict[str, Any]
+    recorded: np.ndarray
+    life: dict[str, np.ndarray]
+    links: list[str]  # each row's links as stored (JSON text)
+    vectors: np.ndarray
+    postings: Postings
+    raw: Callable[[], list[tuple]] | list[tuple]
+
+    @property
+    def n(self) -> int:
+        return int(self.seq.shape[0])
+
+    def raw_rows(self) -> list[tuple]:
+        if callable(self.raw):
+            self.raw = self.raw()
+        return self.raw
+
+
+def _json_list(values: Sequence[Any]) -> bytes:
+    return json.dumps(list(values), ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def _object(values: list[Any]) -> np.ndarray:
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out
+
+
+class BankIndex:
+    """The index folder of one bank, for one :class:`IndexSpec` (module docstring)."""
+
+    def __init__(self, db_path: str, spec: IndexSpec, readonly: bool):
+        self.dir = index_path(db_path)
+        self.spec = spec
+        self.readonly = readonly
+        #: the last error writing the index (the bank works without it, only slower to open)
+        self.error: str | None = None
+
+    # ------------------------------------------------------------------ reading
+    def _manifest(self) -> dict[str, Any] | None:
+        try:
+            m = json.loads((self.dir / "manifest.json").read_text("utf-8"))
+        except (OSError, ValueError):
+            return None
+        return m if isinstance(m, dict) and m.get("format") == FORMAT else None
+
+    def load(self, bank_id: str | None, erasures: int, count_upto: Callable[[int], int]) -> list[Rows]:
+        """The segments, when the manifest is of this bank, this spec and this erase count and
+        its rows are all still stored (``count_upto(hi)``: stored rows with seq ≤ hi); else
+        ``[]`` (an index made before an unseen erase is scrubbed, when writable)."""
+        m = self._manifest()
+        if m is None or bank_id is None or m.get("bank_id") != bank_id:
+            return []
+        if int(m.get("erasures", -1)) != erasures:
+            if not self.readonly:
+                with self._locked():
+                    m2 = self._manifest()
+                    if m2 is not None and int(m2.get("erasures", -1)) != erasures:
+                        self._scrub_all(m2)
+            return []
+        if m.get("spec") != self.spec.identity():
+            return []
+        segs = m.get("segments") or []
+        if not segs:
+            return []
+        if count_upto(int(segs[-1]["hi"])) != sum(int(s["n"]) for s in segs):
+            return []
+        try:
+            return [self._read(self.dir / s["dir"]) for s in segs]
+        except (OSError, ValueError, KeyError):
+            return []  # replaced or removed under us: read the rows from SQLite instead
+
+    def _read(self, d: Path) -> Rows:
+        def arr(name: str) -> np.ndarray:
+            return np.load(d / f"{name}.npy", mmap_mode="r")
+
+        strings = json.loads((d / "strings.json").read_text("utf-8"))
+        vocab_list = json.loads((d / "vocab.json").read_text("utf-8"))
+        seq = np.asarray(arr("seq"))
+        cols: dict[str, Any] = {k: np.asarray(arr(k)) for k in NUMERIC_COLUMNS}
+        for k in STRING_COLUMNS:
+            cols[k] = _object(strings[k])
+        n = seq.shape[0]
+        if any(len(cols[k]) != n for k in cols) or len(strings["links"]) != n:
+            raise ValueError(f"{d}: columns of different lengths")
+        postings = Postings(
+            {t: i for i, t in enumerate(vocab_list)},
+            np.asarray(arr("post_indptr")),
+            arr("post_rows"),
+            arr("post_tf"),
+            np.asarray(arr("post_length")),
+        )
+        vectors = arr("vectors")
+        if vectors.shape != (n, self.spec.dim):
+            raise ValueError(f"{d}: vectors of shape {vectors.shape}")
+        raw_path = d / "raw.json"
+        return Rows(
+            lo=int(strings["lo"]),
+            hi=int(strings["hi"]),
+            seq=seq,
+            cols=cols,
+            recorded=np.asarray(arr("recorded")),
+            life={k: np.asarray(arr(f"life_{k}")) for k in LIFE_COLUMNS},
+            links=strings["links"],
+            vectors=vectors,
+            postings=postings,
+            raw=lambda: [tuple(r) for r in json.loads(raw_path.read_text("utf-8"))],
+        )
+
+    # ------------------------------------------------------------------ writing
+    @contextlib.contextmanager
+    def _locked(self):
+        self.dir.mkdir(exist_ok=True)
+        with open(self.dir / "lock", "a+b") as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(fh, fcntl.LOCK_UN)
+
+    def append(self, rows: Rows, bank_id: str, erasures: int, covered_hi: int) -> bool:
+        """Write ``rows`` as a new last segment, if the index ends at ``covered_hi`` (the rows
+        before them are the ones indexed), then merge (module docstring). Returns whether it was
+        written; an error writing it is kept in :attr:`error` (the bank is unaffected)."""
+        if self.readonly:
+            return False
+        try:
+            with self._locked():
+                m = self._manifest()
+                if m is not None and (
+                    m.get("bank_id") != bank_id
+                    or int(m.get("erasures", -1)) != erasures
+                    or m.get("spec") != self.spec.identity()
+                ):
+                    self._scrub_all(m)
+                    m = None
+                segs = list(m["segments"]) if m is not None else []
+                end = int(segs[-1]["hi"]) if segs else 0
+                if end != covered_hi:
+                    return False  # another process indexed (or scrubbed) meanwhile: the next load reconciles
+                segs.append(self._write(rows))
+                old: list[dict[str, Any]] = []
+                while len(segs) >= 2 and int(segs[-2]["n"]) <= int(segs[-1]["n"]):
+                    a, b = segs[-2], segs[-1]
+                    merged = self._write(merge_rows([self._read(self.dir / a["dir"]), self._read(self.dir / b["dir"])]))
+                    segs[-2:] = [merged]
+                    old += [a, b]
+                self._commit(bank_id, erasures, segs)
+                for s in old:
+                    shutil.rmtree(self.dir / s["dir"], ignore_errors=True)
+            self.error = None
+            return True
+        except OSError as e:
+            self.error = f"{self.dir}: {e.strerror or e}"
+            return False
+
+    def drop_from(self, seq: int, bank_id: str, erasures: int) -> None:
+        """After an erase: scrub every segment holding a row with sequence number ≥ ``seq`` and
+        record the rest as valid for ``erasures``."""
+        if self.readonly or not self.dir.exists():
+            return
+        with self._locked():
+            m = self._manifest()
+            if m is None:
+                return
+            keep = [s for s in m["segments"] if int(s["hi"]) < seq]
+            drop = [s for s in m["segments"] if int(s["hi"]) >= seq]
+            if m.get("bank_id") != bank_id:
+                self._scrub_all(m)
+                return
+            self._commit(bank_id, erasures, keep)
+            for s in drop:
+                _scrub(self.dir / s["dir"])
+
+    def _commit(self, bank_id: str, erasures: int, segs: list[dict[str, Any]]) -> None:
+        m = {"format": FORMAT, "bank_id": bank_id, "erasures": erasures, "spec": self.spec.identity(), "segments": segs}
+        tmp = self.dir / f"manifest.{secrets.token_hex(4)}.tmp"
+        tmp.write_text(json.dumps(m, indent=1), "utf-8")
+        os.replace(tmp, self.dir / "manifest.json")
+
+    def _scrub_all(self, m: dict[str, Any] | None) -> None:
+        for s in (m or {}).get("segments") or []:
+            _scrub(self.dir / s["dir"])
+        for p in self.dir.glob("seg-*"):  # a segment written but never committed
+            _scrub(p)
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(self.dir / "manifest.json")
+
+    def _write(self, rows: Rows) -> dict[str, Any]:
+        name = f"seg-{rows.lo:012d}-{rows.hi:012d}-{secrets.token_hex(4)}"
+        tmp = self.dir / f"tmp-{name}"
+        tmp.mkdir()
+        try:
+
+            def put(key: str, a: np.ndarray) -> None:
+                np.save(tmp / f"{key}.npy", np.ascontiguousarray(a), allow_pickle=False)
+
+            put("seq", rows.seq)
+            for k in NUMERIC_COLUMNS:
+                put(k, rows.cols[k])
+            put("recorded", rows.recorded)
+            for k in LIFE_COLUMNS:
+                put(f"life_{k}", rows.life[k])
+            put("vectors", np.asarray(rows.vectors, dtype=np.float32))
+            p = rows.postings
+            put("post_indptr", p.indptr)
+            put("post_rows", p.rows)
+            put("post_tf", p.tf)
+            put("post_length", p.length)
+            strings: dict[str, Any] = {k: list(rows.cols[k].tolist()) for k in STRING_COLUMNS}
+            strings |= {"links": list(rows.links), "lo": rows.lo, "hi": rows.hi}
+            (tmp / "strings.json").write_bytes(json.dumps(strings, ensure_ascii=False).encode("utf-8"))
+            vocab = sorted(p.vocab, key=p.vocab.__getitem__)
+            (tmp / "vocab.json").write_bytes(_json_list(vocab))
+            (tmp / "raw.json").write_bytes(_json_list([list(r) for r in rows.raw_rows()]))
+            for f in tmp.iterdir():
+                with open(f, "rb") as fh:
+                    os.fsync(fh.fileno())
+            os.rename(tmp, self.dir / name)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        return {"dir": name, "lo": rows.lo, "hi": rows.hi, "n": rows.n}
+
+    def scrub(self) -> None:
+        """Overwrite and delete the whole index (it is rebuilt from SQLite when next needed)."""
+        if self.readonly or not self.dir.exists():
+            return
+        with self._locked():
+            self._scrub_all(self._manifest())
+
+
+def _scrub(d: Path) -> None:
+    """Overwrite every file of ``d`` with zeros (synced), then delete ``d``."""
+    if not d.exists():
+        return
+    for f in d.iterdir():
+        try:
+            size = f.stat().st_size
+            with open(f, "r+b") as fh:
+                chunk = b"\0" * (1 << 20)
+                left = size
+                while left > 0:
+                    fh.write(chunk[: min(left, len(chunk))])
+                    left -= min(left, len(chunk))
+                fh.flush()
+                os.fsync(fh.fileno())
+        except OSError:
+            pass
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def merge_rows(parts: Sequence[Rows]) -> Rows:
+    """The rows of ``parts`` (consecutive ranges) as one."""
+    from ._lexical import concat_postings
+
+    raws = [p.raw_rows() for p in parts]
+    return Rows(
+        lo=parts[0].lo,
+        hi=parts[-1].hi,
+        seq=np.concatenate([p.seq for p in parts]),
+        cols={k: np.concatenate([p.cols[k] for p in parts]) for k in parts[0].cols},
+        recorded=np.concatenate([p.recorded for p in parts]),
+        life={k: np.concatenate([p.life[k] for p in parts]) for k in LIFE_COLUMNS},
+        links=[x for p in parts for x in p.links],
+        vectors=np.concatenate([np.asarray(p.vectors) for p in parts]),
+        postings=concat_postings([p.postings for p in parts]),
+        raw=[r for raw in raws for r in raw],
+    )

@@ -1,0 +1,273 @@
+"""The bank's persisted index (frcore.bank._index) and the BM25 scorer it serves.
+
+What must hold: a bank opened from its index answers every query exactly as the same bank read
+from SQLite alone (``index=False``) — after any interleaving of adds, retractions, erasures,
+releases and users; the index is rebuilt when missing, stale, of another bank or of another
+owner normalisation; an erase leaves no byte of the erased fact in the index folder; and the
+postings scorer equals bm25s bit for bit on any subset of rows.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from frcore.bank import Bank
+from frcore.bank._index import index_path
+from frcore.bank._lexical import (
+    STOPWORDS,
+    LexicalIndex,
+    Lexicon,
+    Postings,
+    _tokenize,
+    _tokenize_many,
+    concat_postings,
+)
+from frcore.bank._store import synthetic_facts
+
+WORDS = ["apple", "banana", "moved", "moving", "paris", "city", "topic", "run", "runs", "the", "what", "42", "x"]
+
+
+def test_stopwords_are_bm25s_list():
+    from bm25s.stopwords import STOPWORDS_EN_PLUS
+
+    assert STOPWORDS == tuple(STOPWORDS_EN_PLUS)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(WORDS), max_size=8), min_size=1, max_size=30), st.data())
+def test_postings_scores_equal_bm25s_on_any_subset(docs, data):
+    """:class:`Lexicon` over a subset of rows (split into parts at any cut) gives bm25s' scores
+    over the texts of that subset, bit for bit."""
+    texts = [" ".join(d) for d in docs]
+    tokens = _tokenize_many(texts)
+    assert tokens == _tokenize(texts)
+    n = len(texts)
+    rows = np.array(sorted(data.draw(st.sets(st.integers(0, n - 1), min_size=1))), dtype=np.int64)
+    cut = data.draw(st.integers(0, n))
+    parts = [Postings.build(tokens[:cut]), Postings.build(tokens[cut:])]
+    ref = LexicalIndex([texts[i] for i in rows], tokens=[tokens[i] for i in rows])
+    query = " ".join(data.draw(st.lists(st.sampled_from(WORDS), min_size=1, max_size=5)))
+    want = ref.scores(query)
+    assert np.array_equal(Lexicon(parts, rows).scores(query), want)
+    assert np.array_equal(Lexicon([concat_postings(parts)], rows).scores(query), want)
+    if rows.size == n:
+        assert np.array_equal(Lexicon(parts).scores(query), want)
+
+
+QUERIES = ["what is the latest about topic 42", "any upcoming obligations", "which slot changed recently"]
+TIMES = ["2024-03-01", "2024-09-01", "2025-06-01"]
+
+
+def _answers(bank: Bank, users=(None,)) -> list:
+    out = []
+    for user in users:
+        b = bank.for_user(user)
+        for q in QUERIES:
+            for at in TIMES:
+                r = b.query(q, at=at, k=15)
+                out.append((user, q, at, r.results, r.candidate_ids))
+            out.append((user, q, "known", b.query(q, at=TIMES[-1], known_at="2000-01-01", k=5).results))
+            out.append((user, q, "quarantine", b.query(q, at=TIMES[-1], include_quarantined=True, k=5).results))
+    return out
+
+
+def _equal(x: np.ndarray, y: np.ndarray) -> bool:
+    if x.dtype.kind == "f":
+        return np.array_equal(x, y, equal_nan=True)
+    return x.dtype == y.dtype and x.shape == y.shape and list(x.tolist()) == list(y.tolist())
+
+
+def _same_rows(a: Bank, b: Bank) -> None:
+    la, lb = a.store._load(), b.store._load()
+    assert la.n == lb.n
+    for k in la.cols:
+        assert _equal(la.cols[k], lb.cols[k]), k
+    for k in la.life:
+        assert _equal(la.life[k], lb.life[k]), k
+    assert la.links == lb.links
+    assert np.array_equal(la.recorded, lb.recorded)
+    assert la.edges == lb.edges
+
+
+OPS = st.lists(
+    st.one_of(
+        st.tuples(st.just("add"), st.integers(1, 60), st.sampled_from([None, "ana", "bo"])),
+        st.tuples(st.just("erase"), st.integers(0, 10_000), st.none()),
+        st.tuples(st.just("retract"), st.integers(0, 10_000), st.none()),
+        st.tuples(st.just("reopen"), st.none(), st.none()),
+    ),
+    min_size=1,
+    max_size=8,
+)
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(OPS, st.integers(0, 2**16))
+def test_an_indexed_bank_answers_as_sqlite_alone(tmp_path_factory, ops, seed):
+    """Any interleaving of adds (by several users), erasures, retractions and reopenings: the
+    bank read through its index (reopened in a fresh object, as a new process would) answers
+    every query — several valid times, a transaction-time cut, quarantine included — exactly as
+    the same file read from SQLite alone; its rows, edges and lifecycle inputs are equal."""
+    d = tmp_path_factory.mktemp("idx")
+    db = str(d / "b.db")
+    facts = synthetic_facts(400, seed=seed)
+    rng = random.Random(seed)
+    writer = Bank.open(db, embedder="hash-64")
+    used = 0
+    stored: list[tuple[str, str | None]] = []
+    for op, x, user in ops:
+        if op == "add" and used < len(facts):
+            batch = [dict(f, user=user) if user else f for f in facts[used : used + x]]
+            for f in batch:  # links only to this user's earlier facts
+                f.pop("links", None)
+            if stored and rng.random() < 0.5:
+                mine = [i for i, u in stored if u == user]
+                if mine:
+                    batch[-1]["links"] = {"supersedes": rng.choice(mine)}
+            used += len(batch)
+            writer.for_user(user).add(batch)
+            stored += [(f["id"], user) for f in batch]
+        elif op == "erase" and stored:
+            fid, user = stored.pop(x % len(stored))
+            writer.for_user(user).erase(fid, reason="test")
+        elif op == "retract" and stored:
+            fid, user = stored[x % len(stored)]
+            writer.for_user(user).retract(fid, at="2024-06-01")
+        elif op == "reopen":
+            writer.close()
+            writer = Bank.open(db)
+    writer.close()
+    users = (None, "ana", "bo")
+    with Bank.open(db, readonly=True) as indexed, Bank.open(db, readonly=True, index=False) as plain:
+        if stored:
+            assert indexed.store._load().segments, "the index was not used"
+        assert _answers(indexed, users) == _answers(plain, users)
+        _same_rows(indexed, plain)
+
+
+def _bank(db: str, n: int = 300, seed: int = 1) -> None:
+    with Bank.open(db, embedder="hash-64") as b:
+        facts = synthetic_facts(n, seed=seed)
+        for s in range(0, n, 100):
+            b.add(facts[s : s + 100])
+
+
+def test_readonly_open_of_a_stale_index_reads_the_rest_from_sqlite(tmp_path):
+    """Facts added by a writer that keeps no index are read from SQLite by a read-only process
+    (which writes nothing); the next writable open adds them to the index."""
+    db = str(tmp_path / "b.db")
+    _bank(db)
+    extra = synthetic_facts(350, seed=1)[300:]
+    with Bank.open(db, index=False) as w:
+        w.add(extra)
+    before = sorted(p.name for p in index_path(db).iterdir())
+    with Bank.open(db, readonly=True) as r, Bank.open(db, readonly=True, index=False) as plain:
+        assert r.store._load().indexed == 300 and r.store._load().n == 350
+        assert _answers(r) == _answers(plain)
+    assert sorted(p.name for p in index_path(db).iterdir()) == before
+    with Bank.open(db) as w:
+        assert w.store._load().indexed == 350
+        w2 = json.loads((index_path(db) / "manifest.json").read_text())
+        assert sum(s["n"] for s in w2["segments"]) == 350
+
+
+def test_missing_index_is_rebuilt(tmp_path):
+    db = str(tmp_path / "b.db")
+    _bank(db)
+    with Bank.open(db, readonly=True) as r:
+        want = _answers(r)
+    import shutil
+
+    shutil.rmtree(index_path(db))
+    with Bank.open(db) as w:
+        assert _answers(w) == want
+    with Bank.open(db, readonly=True) as r:
+        assert r.store._load().indexed == 300
+        assert _answers(r) == want
+
+
+def test_an_index_of_another_bank_or_owner_is_not_used(tmp_path):
+    """A new bank at the path of a deleted one never reads the old bank's index; a bank opened
+    with another owner normalisation (other tokens and vectors) does not read it either."""
+    db = str(tmp_path / "b.db")
+    _bank(db, seed=1)
+    for suffix in ("", "-wal", "-shm"):
+        Path(db + suffix).unlink(missing_ok=True)
+    _bank(db, n=50, seed=2)
+    with Bank.open(db, readonly=True) as r, Bank.open(db, readonly=True, index=False) as plain:
+        assert r.store._load().n == 50
+        assert _answers(r) == _answers(plain)
+    with Bank.open(db, readonly=True, owner="Topic Person") as r:
+        assert not r.store._load().segments
+    with Bank.open(db, readonly=True, owner="Topic Person") as r, Bank.open(
+        db, readonly=True, owner="Topic Person", index=False
+    ) as plain:
+        assert _answers(r) == _answers(plain)
+
+
+def _index_bytes(db: str) -> bytes:
+    return b"".join(p.read_bytes() for p in sorted(index_path(db).rglob("*")) if p.is_file())
+
+
+@pytest.mark.parametrize("which", [0, 150, 299])
+def test_erase_leaves_nothing_of_the_fact_in_the_index(tmp_path, which):
+    """After an erase, no file of the index holds the erased fact's id, text or vector; the
+    index is rebuilt for the facts after it and answers as SQLite alone."""
+    db = str(tmp_path / "b.db")
+    _bank(db)
+    facts = synthetic_facts(300, seed=1)
+    target = facts[which]
+    with Bank.open(db) as b:
+        vec = b.embedder.embed([target["text"]])[0].astype(np.float32).tobytes()
+        assert target["text"].encode() in _index_bytes(db) and vec in _index_bytes(db)
+        b.erase(target["id"], reason="gdpr")
+        blob = _index_bytes(db)
+        assert target["text"].encode() not in blob
+        assert f'"{target["id"]}"'.encode() not in blob
+        assert vec not in blob
+        b.query("anything about topic 42", at="2025-06-01")  # rebuilds the dropped segments
+    blob = _index_bytes(db)
+    assert target["text"].encode() not in blob and vec not in blob
+    with Bank.open(db, readonly=True) as r, Bank.open(db, readonly=True, index=False) as plain:
+        assert r.store._load().indexed == 299
+        assert _answers(r) == _answers(plain)
+
+
+def test_an_index_older_than_an_unseen_erase_is_scrubbed(tmp_path):
+    """An erase by a program that keeps no index leaves the index stale: the next writable open
+    scrubs it (the erased text is gone from the folder) and rebuilds; a read-only one ignores it."""
+    db = str(tmp_path / "b.db")
+    _bank(db)
+    target = synthetic_facts(300, seed=1)[10]
+    with Bank.open(db, index=False) as b:
+        b.erase(target["id"])
+    with Bank.open(db, readonly=True) as r, Bank.open(db, readonly=True, index=False) as plain:
+        assert not r.store._load().segments
+        assert _answers(r) == _answers(plain)
+    with Bank.open(db) as w:
+        w.query("topic", at="2025-06-01")
+    assert target["text"].encode() not in _index_bytes(db)
+    with Bank.open(db, readonly=True) as r:
+        assert r.store._load().indexed == 299
+
+
+def test_segments_stay_few(tmp_path):
+    """Binary-counter merging: 40 adds of 10 facts leave at most log2(40) + 1 segments."""
+    db = str(tmp_path / "b.db")
+    facts = synthetic_facts(400, seed=3)
+    with Bank.open(db, embedder="hash-64") as b:
+        for s in range(0, 400, 10):
+            b.add(facts[s : s + 10])
+    m = json.loads((index_path(db) / "manifest.json").read_text())
+    assert sum(s["n"] for s in m["segments"]) == 400
+    assert len(m["segments"]) <= 6
+    his = [s["hi"] for s in m["segments"]]
+    assert his == sorted(his)
+    assert len(list(index_path(db).glob("seg-*"))) == len(m["segments"])  # merged-away ones removed
