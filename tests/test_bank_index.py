@@ -15,8 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from frcore.bank import Bank
 from frcore.bank._index import index_path
@@ -206,9 +205,10 @@ def test_an_index_of_another_bank_or_owner_is_not_used(tmp_path):
         assert _answers(r) == _answers(plain)
     with Bank.open(db, readonly=True, owner="Topic Person") as r:
         assert not r.store._load().segments
-    with Bank.open(db, readonly=True, owner="Topic Person") as r, Bank.open(
-        db, readonly=True, owner="Topic Person", index=False
-    ) as plain:
+    with (
+        Bank.open(db, readonly=True, owner="Topic Person") as r,
+        Bank.open(db, readonly=True, owner="Topic Person", index=False) as plain,
+    ):
         assert _answers(r) == _answers(plain)
 
 
