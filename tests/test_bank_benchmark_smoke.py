@@ -6,10 +6,18 @@ from frcore.bank._benchmark import measure_size
 def test_measure_size_shape():
     row = measure_size(200, repeats=3, dim=64)
     assert row["n"] == 200
-    for key in ("ingest_facts_per_s", "first_query_s", "query_median_ms", "query_p90_ms", "peak_rss_mb"):
+    for key in ("ingest_facts_per_s", "first_query_s", "query_median_ms", "query_p90_ms", "peak_rss_mb", "import_s"):
         assert row[key] > 0, key
     assert row["target_ms"] is None and row["meets_target"] is None
     assert row["cpu_dispatch"] in ("sync", "async")
+    assert row["indexed_rows"] == 200  # the fresh process read the bank from its index
+
+
+def test_cli_wall_time_is_measured():
+    from frcore.bank._benchmark import cli_query_wall_s
+
+    got = cli_query_wall_s(50, runs=1)
+    assert got["n"] == 50 and len(got["cli_query_wall_runs_s"]) == 1 and got["cli_query_wall_s"] > 0
 
 
 def test_embedding_section_reports_query_latency_and_batched_throughput(monkeypatch):

@@ -470,8 +470,10 @@ def snapshot_from_columns(
     at: datetime,
     known_at: datetime | None,
     version: int | None = None,
+    index: dict[str, int] | None = None,
 ) -> Snapshot:
-    """A :class:`Snapshot` of the given row indices of precomputed :func:`edge_columns`."""
+    """A :class:`Snapshot` of the given row indices of precomputed :func:`edge_columns`
+    (``index``: ``{id: position}`` of every row of ``cols``, reused when ``rows`` is all of them)."""
     rows = np.asarray(rows, dtype=np.int64)
     ids = cols["ids"][rows]
     return Snapshot(
@@ -490,7 +492,9 @@ def snapshot_from_columns(
         quarantined=_readonly(cols["quarantined"][rows]),
         at=at,
         known_at=known_at,
-        index={fid: i for i, fid in enumerate(ids.tolist())},
+        index=index
+        if index is not None and rows.size == len(index) and rows.size == len(cols["ids"])
+        else {fid: i for i, fid in enumerate(ids.tolist())},
         rows=_readonly(rows.copy()),
         version=version,
     )

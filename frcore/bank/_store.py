@@ -1616,7 +1616,7 @@ class Store:
                 )
                 for k in new_life
             }
-            links = [_links(x) for s in segments for x in s.links] + new_links
+            links = [{} if x == "{}" else _links(x) for s in segments for x in s.links] + new_links
             records, seqs, trs = new_edges, new_seq, new_trs
         else:
             cols = concat_columns(old.cols, new_cols)
@@ -1823,7 +1823,11 @@ class Store:
             life = life.take(idx)
         state = states_from_columns(life, at_n, retract_rows)
         keep = state != INVISIBLE
-        snap = snapshot_from_columns(loaded.cols, idx[keep], state[keep], at_n, known_n, loaded.version)
+        rows = idx[keep]
+        every = rows.size == loaded.n  # ascending positions: all of them means 0 … n-1
+        snap = snapshot_from_columns(
+            loaded.cols, rows, state[keep], at_n, known_n, loaded.version, index if every else None
+        )
         with self._lock:
             self._snap_cache[key] = snap
             while len(self._snap_cache) > SNAPSHOT_CACHE_SIZE:
