@@ -426,6 +426,26 @@ class Bank:
         """Finish a pending erase purge (see :meth:`frcore.bank._store.Store.purge`)."""
         return self.store.purge(timeout=timeout)
 
+    def states(self, at=None, known_at=None) -> dict[str, str]:
+        """The lifecycle state (its name) of every fact of this user said by ``at`` (default now),
+        as the bank knew it at ``known_at`` (default: everything recorded); ``"quarantined"``
+        for a fact held in quarantine (it takes no part in lifecycle derivation)."""
+        at_t = parse_time(at, "at") or _dt.datetime.utcnow().replace(microsecond=0)
+        known_t = parse_time(known_at, "known_at")
+        snap = self.store.snapshot(at_t, known_at=known_t, include_quarantined=False, user=self.user)
+        out = {str(i): STATE_NAMES[int(x)] for i, x in zip(snap.ids.tolist(), snap.state.tolist())}
+        every = self.store.snapshot(at_t, known_at=known_t, include_quarantined=True, user=self.user)
+        held = every.ids[every.quarantined].tolist()
+        out.update({str(i): "quarantined" for i in held})
+        return out
+
+    def slot_history(self, slot: str, known_at=None) -> list[tuple[Any, _dt.datetime]]:
+        """This user's facts stored under ``slot`` (recorded by ``known_at``), each with its
+        recorded_at, in the order they were said (``said_at``; ties in the order stored)."""
+        facts = self.store.slot_facts(slot, parse_time(known_at, "known_at"), user=self.user)
+        order = sorted(range(len(facts)), key=lambda i: (facts[i][0].said_at, i))
+        return [facts[i] for i in order]
+
     def export(self) -> dict:
         """This user's facts, transitions, releases and erasure audit records, JSON-able
         (:meth:`frcore.bank._store.Store.export`)."""

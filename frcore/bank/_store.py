@@ -284,6 +284,17 @@ class _Loaded:
             got = self.derived["edges"] = out + self.records
         return got
 
+    def record(self, i: int) -> FactRecord:
+        """The :class:`FactRecord` of row ``i`` (without building every row's)."""
+        if "edges" in self.derived or i >= self.indexed:
+            return self.edges[i] if "edges" in self.derived else self.records[i - self.indexed]
+        for seg in self.segments:
+            if i < seg.n:
+                e = _row_to_record(seg.raw_rows()[i])
+                return dataclasses.replace(e, quarantined=False) if e.quarantined and e.id in self.released else e
+            i -= seg.n
+        raise IndexError(i)
+
     def lifecycle(self) -> tuple[dict[str, int], LifecycleColumns]:
         got = self.derived.get("lifecycle")
         if got is None:
@@ -1781,12 +1792,38 @@ class Store:
         """Recorded lifecycle transitions of the facts of ``user``, optionally only those recorded
         by ``known_at``."""
         loaded = self._load()
-        mine = {e.id for e in loaded.edges if e.user == user}
+        mine = set(loaded.cols["ids"][self._user_mask(loaded, user)].tolist())
         trs = [t for t in loaded.transitions if t.edge_id in mine]
         if known_at is not None:
             k = _time(known_at, "known_at")
             trs = [t for t in trs if t.recorded_at <= k]
         return list(trs)
+
+    def slot_facts(
+        self, slot: str, known_at: datetime | None = None, *, user: str = OWNER
+    ) -> list[tuple[FactRecord, datetime]]:
+        """The facts of ``user`` stored under ``slot`` (recorded by ``known_at``, if given), each
+        with its recorded_at, in the order stored."""
+        loaded = self._load()
+        mask = (loaded.cols["slots"] == slot) & self._user_mask(loaded, user)
+        if known_at is not None:
+            mask &= loaded.recorded <= np.datetime64(_time(known_at, "known_at"), "us")
+        return [(loaded.record(int(i)), loaded.recorded[i].item()) for i in np.flatnonzero(mask)]
+
+    def summary(self, *, user: str = OWNER) -> dict[str, int]:
+        """Counts of the facts of ``user``: ``facts`` and ``turns`` (by kind), distinct ``slots``,
+        ``retractions`` (recorded retract transitions)."""
+        loaded = self._load()
+        mine = self._user_mask(loaded, user)
+        kinds = loaded.cols["kinds"][mine]
+        slots = loaded.cols["slots"][mine]
+        ids = set(loaded.cols["ids"][mine].tolist())
+        return {
+            "facts": int(np.count_nonzero(kinds == "fact")),
+            "turns": int(np.count_nonzero(kinds == "turn")),
+            "slots": len({x for x in slots.tolist() if x}),
+            "retractions": sum(1 for t in loaded.transitions if t.kind == "retract" and t.edge_id in ids),
+        }
 
     def snapshot(
         self, at: datetime, known_at: datetime | None = None, include_quarantined: bool = False, *, user: str = OWNER

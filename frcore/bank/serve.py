@@ -246,37 +246,6 @@ class Memory:
             "results": [self._result(r, lines=True) for r in res.results],
         }
 
-    def _export(self, known_at: _dt.datetime | None) -> tuple[list[dict], list[dict], dict]:
-        """Edges and transitions recorded by ``known_at`` (every one without it), the export
-        document, and the ids held in quarantine (``held``; a released fact is not held)."""
-        with self._lock:
-            doc = self.bank.export()
-            listing = getattr(self.bank, "quarantine", None)
-            held = {q["id"] for q in listing()} if callable(listing) else None
-        edges, trs = doc["edges"], doc["transitions"]
-        if held is None:
-            held = {e["id"] for e in edges if e.get("quarantined")}
-        doc["held"] = held
-        if known_at is not None:
-            edges = [e for e in edges if _time(e["recorded_at"], "recorded_at") <= known_at]
-            trs = [t for t in trs if _time(t["recorded_at"], "recorded_at") <= known_at]
-        return edges, trs, doc
-
-    @staticmethod
-    def _states(edges: list[dict], transitions: list[dict], at: _dt.datetime, held: set[str]) -> dict[str, str]:
-        """Lifecycle state of every edge as of ``at`` (``quarantined`` for an edge ``held`` in
-        quarantine, which takes no part in lifecycle derivation; edges said after ``at`` are left out)."""
-        from .._types import STATE_NAMES
-        from ._facts import parse_fact
-        from ._lifecycle import derive_states
-
-        live = [e for e in edges if e["id"] not in held]
-        records = [parse_fact(e, f"edge {e['id']!r}") for e in live]
-        states: Any = derive_states(records, at, transitions) if records else ()
-        out = {e["id"]: STATE_NAMES[int(s)] for e, s in zip(live, states) if int(s) >= 0}
-        out.update({e["id"]: "quarantined" for e in edges if e["id"] in held and _said(e) <= at})
-        return out
-
     def history(self, slot: str, at: str | None = None, known_at: str | None = None) -> dict[str, Any]:
         """Every fact stored under ``slot``, in the order it was said (``said_at``; ties in the order
         stored), with its lifecycle state as of ``at`` (default now) and ``known_at``."""
@@ -286,29 +255,30 @@ class Memory:
             raise ValueError("slot: empty; name the slot key whose history you want")
         at_t = parse_time(at, "at") or _dt.datetime.now(_dt.timezone.utc).replace(tzinfo=None, microsecond=0)
         known_t = parse_time(known_at, "known_at")
-        edges, trs, doc = self._export(known_t)
-        mine = [(i, e) for i, e in enumerate(edges) if e.get("slot") == slot]
-        if not mine:
-            raise ValueError(f"slot: no fact is stored under slot {slot!r}")
-        states = self._states(edges, trs, at_t, doc["held"])
-        mine.sort(key=lambda ie: (_said(ie[1]), ie[0]))
+        with self._lock:
+            mine = self.bank.slot_history(slot, known_at=known_t)
+            if not mine:
+                raise ValueError(f"slot: no fact is stored under slot {slot!r}")
+            states = self.bank.states(at_t, known_at=known_t)
+            ids = {e.id for e, _ in mine}
+            trs = [t for t in self.bank.store.transitions(known_t, user=self.bank.user) if t.edge_id in ids]
         facts = [
             {
-                "id": e["id"],
-                "text": e["text"],
-                "said_at": e["said_at"],
-                "event_time": e.get("event_time"),
-                "recorded_at": e.get("recorded_at"),
-                "confidence": float(e.get("confidence", 1.0)),
-                "state": states.get(e["id"], "not_yet_said"),
-                "links": {k: list(v) for k, v in (e.get("links") or {}).items()},
+                "id": e.id,
+                "text": e.text,
+                "said_at": e.said_at.isoformat(),
+                "event_time": None if e.event_time is None else e.event_time.isoformat(),
+                "recorded_at": _iso(rec),
+                "confidence": float(e.confidence),
+                "state": states.get(e.id, "not_yet_said"),
+                "links": {k: list(v) for k, v in (e.links or {}).items()},
                 "retractions": [
-                    {"effective_at": _time(t["effective_at"], "effective_at").isoformat(), "reason": t.get("reason")}
+                    {"effective_at": t.effective_at.isoformat(), "reason": t.reason}
                     for t in trs
-                    if t["edge_id"] == e["id"] and t["kind"] == "retract"
+                    if t.edge_id == e.id and t.kind == "retract"
                 ],
             }
-            for _, e in mine
+            for e, rec in mine
         ]
         return {
             "slot": slot,
@@ -320,41 +290,40 @@ class Memory:
     def stats(self) -> dict[str, Any]:
         """What the bank holds: facts and turns, slots, lifecycle states now, quarantined edges,
         erasures, the embedder and the schema version."""
-        edges, trs, doc = self._export(None)
         now = _dt.datetime.now(_dt.timezone.utc).replace(tzinfo=None)
+        with self._lock:
+            store, user = self.bank.store, self.bank.user
+            summary = store.summary(user=user)
+            states = self.bank.states(now)
+            held = len(self.bank.quarantine())
+            erasures = len(store.audit_log(user=user))
+            schema, version = int(store.schema), int(store.version())
         counts: dict[str, int] = {}
-        for s in self._states(edges, trs, now, doc["held"]).values():
+        for s in states.values():
             counts[s] = counts.get(s, 0) + 1
         emb = self.bank.embedder
         return {
             "bank": self.path,
-            "facts": sum(1 for e in edges if e.get("kind", "fact") == "fact"),
-            "turns": sum(1 for e in edges if e.get("kind") == "turn"),
-            "slots": len({e["slot"] for e in edges if e.get("slot")}),
+            "facts": summary["facts"],
+            "turns": summary["turns"],
+            "slots": summary["slots"],
             "states": counts,
-            "quarantined": len(doc["held"]),
-            "retractions": sum(1 for t in trs if t["kind"] == "retract"),
-            "erasures": len(doc.get("audit", [])),
+            "quarantined": held,
+            "retractions": summary["retractions"],
+            "erasures": erasures,
             "embedder": {"name": str(emb.name), "dim": int(emb.dim)},
             "owner": self.bank.owner,
             "user": getattr(self.bank, "user", "") or None,
-            "schema_version": int(doc["schema_version"]),
-            "version": int(doc["version"]),
+            "schema_version": schema,
+            "version": version,
         }
 
 
-def _time(value: Any, field: str) -> _dt.datetime:
-    """A stored (so never empty) time as a naive-UTC datetime."""
-    from ._bank import parse_time
+def _iso(t: _dt.datetime) -> str:
+    """A recorded_at as the bank's export writes it."""
+    from ._store import _ts
 
-    t = parse_time(value, field)
-    if t is None:
-        raise ValueError(f"{field}: missing")
-    return t
-
-
-def _said(edge: Mapping[str, Any]) -> _dt.datetime:
-    return _time(edge["said_at"], "said_at")
+    return _ts(t)
 
 
 # ----------------------------------------------------------------------------- the MCP server
