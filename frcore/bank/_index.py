@@ -82,16 +82,26 @@ class Rows:
     links: list[str]  # each row's links as stored (JSON text)
     vectors: np.ndarray
     postings: Postings
-    raw: Callable[[], list[tuple]] | list[tuple]
+    raw: Callable[[], list[tuple]] | list[tuple] | bytes  # rows, a reader of raw.json, or its JSON
 
     @property
     def n(self) -> int:
         return int(self.seq.shape[0])
 
     def raw_rows(self) -> list[tuple]:
-        if callable(self.raw):
+        if isinstance(self.raw, bytes):
+            self.raw = [tuple(r) for r in json.loads(self.raw)]
+        elif callable(self.raw):
             self.raw = self.raw()
         return self.raw
+
+    def raw_json(self) -> bytes:
+        """The raw rows as the JSON list ``raw.json`` holds (read, not parsed, from a segment on disk)."""
+        if isinstance(self.raw, bytes):
+            return self.raw
+        if callable(self.raw):
+            return self.raw.path.read_bytes()
+        return _json_list([list(r) for r in self.raw])
 
 
 def _json_list(values: Sequence[Any]) -> bytes:
@@ -172,6 +182,11 @@ class BankIndex:
         if vectors.shape != (n, self.spec.dim):
             raise ValueError(f"{d}: vectors of shape {vectors.shape}")
         raw_path = d / "raw.json"
+
+        def read_raw() -> list[tuple]:
+            return [tuple(r) for r in json.loads(raw_path.read_text("utf-8"))]
+
+        read_raw.path = raw_path  # type: ignore[attr-defined]
         return Rows(
             lo=int(strings["lo"]),
             hi=int(strings["hi"]),
@@ -182,7 +197,7 @@ class BankIndex:
             links=strings["links"],
             vectors=vectors,
             postings=postings,
-            raw=lambda: [tuple(r) for r in json.loads(raw_path.read_text("utf-8"))],
+            raw=read_raw,
         )
 
     # ------------------------------------------------------------------ writing
@@ -290,7 +305,7 @@ class BankIndex:
             (tmp / "strings.json").write_bytes(json.dumps(strings, ensure_ascii=False).encode("utf-8"))
             vocab = sorted(p.vocab, key=p.vocab.__getitem__)
             (tmp / "vocab.json").write_bytes(_json_list(vocab))
-            (tmp / "raw.json").write_bytes(_json_list([list(r) for r in rows.raw_rows()]))
+            (tmp / "raw.json").write_bytes(rows.raw_json())
             for f in tmp.iterdir():
                 with open(f, "rb") as fh:
                     os.fsync(fh.fileno())
@@ -332,7 +347,8 @@ def merge_rows(parts: Sequence[Rows]) -> Rows:
     """The rows of ``parts`` (consecutive ranges) as one."""
     from ._lexical import concat_postings
 
-    raws = [p.raw_rows() for p in parts]
+    raws = [p.raw_json().strip() for p in parts]
+    inner = [r[1:-1].strip() for r in raws]
     return Rows(
         lo=parts[0].lo,
         hi=parts[-1].hi,
@@ -343,5 +359,5 @@ def merge_rows(parts: Sequence[Rows]) -> Rows:
         links=[x for p in parts for x in p.links],
         vectors=np.concatenate([np.asarray(p.vectors) for p in parts]),
         postings=concat_postings([p.postings for p in parts]),
-        raw=[r for raw in raws for r in raw],
+        raw=b"[" + b",".join(x for x in inner if x) + b"]",
     )

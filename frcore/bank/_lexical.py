@@ -363,6 +363,8 @@ class Lexicon:
             sub_len = length[rows]
         self._length = length
         self._avg = sub_len.mean() if self.n else np.float64(1.0)
+        self._memo: dict[str, tuple[np.ndarray | None, np.ndarray]] = {}
+        self._memo_size = 0
 
     def _postings(self, token: str) -> tuple[np.ndarray, np.ndarray]:
         """(subset positions, global rows, tf) of ``token`` among the subset's rows."""
@@ -387,23 +389,43 @@ class Lexicon:
         out = np.zeros(self.n, dtype=np.float32)
         if not self.n:
             return np.zeros(0)
-        k1, b, avg = self.k1, self.b, self._avg
         for token in tokens:
-            rows, tf = self._postings(token)
-            if self._local is not None and rows.size:
-                pos = self._local[rows]
-                keep = pos >= 0
-                if not keep.all():
-                    rows, tf, pos = rows[keep], tf[keep], pos[keep]
-            else:
-                pos = rows
-            df = int(pos.size)
-            if not df:
-                continue
-            idf = np.float32(math.log(1 + (self.n - df + 0.5) / (df + 0.5)))
-            tfc = tf / (k1 * ((1 - b) + b * self._length[rows] / avg) + tf)
-            out[pos] += (idf * tfc).astype(np.float32)
+            pos, vals = self._contribution(token)
+            if pos is None:
+                out += vals  # the token is in every row, in order
+            elif pos.size:
+                out[pos] += vals
         return np.asarray(out, dtype=np.float64)
+
+    def _contribution(self, token: str) -> tuple[np.ndarray | None, np.ndarray]:
+        """(subset positions, float32 term scores) of ``token`` (positions ``None``: every row,
+        in order), memoised: they depend only on the subset and the token."""
+        got = self._memo.get(token)
+        if got is not None:
+            return got
+        rows, tf = self._postings(token)
+        if self._local is not None and rows.size:
+            pos = self._local[rows]
+            keep = pos >= 0
+            if not keep.all():
+                rows, tf, pos = rows[keep], tf[keep], pos[keep]
+        else:
+            pos = rows
+        df = int(pos.size)
+        if not df:
+            got = (_NO_ROWS, _NO_TF)
+        else:
+            k1, b = self.k1, self.b
+            idf = np.float32(math.log(1 + (self.n - df + 0.5) / (df + 0.5)))
+            tfc = tf / (k1 * ((1 - b) + b * self._length[rows] / self._avg) + tf)
+            vals = (idf * tfc).astype(np.float32)
+            got = (None if df == self.n else pos, vals)  # df == n: the ascending positions are 0 … n-1
+        self._memo_size += int(got[1].size)
+        if self._memo_size > 4 * self.n + 65_536:
+            self._memo.clear()
+            self._memo_size = int(got[1].size)
+        self._memo[token] = got
+        return got
 
 
 class LexicalIndex:
