@@ -82,7 +82,7 @@ class Rows:
     links: list[str]  # each row's links as stored (JSON text)
     vectors: np.ndarray
     postings: Postings
-    raw: Callable[[], list[tuple]] | list[tuple] | bytes  # rows, a reader of raw.json, or its JSON
+    raw: _RawFile | list[tuple] | bytes  # rows, a reader of raw.json, or its JSON
 
     @property
     def n(self) -> int:
@@ -91,7 +91,7 @@ class Rows:
     def raw_rows(self) -> list[tuple]:
         if isinstance(self.raw, bytes):
             self.raw = [tuple(r) for r in json.loads(self.raw)]
-        elif callable(self.raw):
+        elif isinstance(self.raw, _RawFile):
             self.raw = self.raw()
         return self.raw
 
@@ -99,9 +99,19 @@ class Rows:
         """The raw rows as the JSON list ``raw.json`` holds (read, not parsed, from a segment on disk)."""
         if isinstance(self.raw, bytes):
             return self.raw
-        if callable(self.raw):
+        if isinstance(self.raw, _RawFile):
             return self.raw.path.read_bytes()
-        return _json_list([list(r) for r in self.raw])
+        return _json_list([list(r) for r in self.raw_rows()])
+
+
+@dataclass(frozen=True)
+class _RawFile:
+    """A segment's ``raw.json``, read when called."""
+
+    path: Path
+
+    def __call__(self) -> list[tuple]:
+        return [tuple(r) for r in json.loads(self.path.read_text("utf-8"))]
 
 
 def _json_list(values: Sequence[Any]) -> bytes:
@@ -181,12 +191,6 @@ class BankIndex:
         vectors = arr("vectors")
         if vectors.shape != (n, self.spec.dim):
             raise ValueError(f"{d}: vectors of shape {vectors.shape}")
-        raw_path = d / "raw.json"
-
-        def read_raw() -> list[tuple]:
-            return [tuple(r) for r in json.loads(raw_path.read_text("utf-8"))]
-
-        read_raw.path = raw_path  # type: ignore[attr-defined]
         return Rows(
             lo=int(strings["lo"]),
             hi=int(strings["hi"]),
@@ -197,7 +201,7 @@ class BankIndex:
             links=strings["links"],
             vectors=vectors,
             postings=postings,
-            raw=read_raw,
+            raw=_RawFile(d / "raw.json"),
         )
 
     # ------------------------------------------------------------------ writing
