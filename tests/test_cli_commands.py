@@ -111,3 +111,18 @@ def test_other_subcommands_still_run_when_one_is_broken(monkeypatch, capsys):
         cli.main(["ledger", "--help"])
     assert e.value.code == 0
     assert "usage: fr ledger" in capsys.readouterr().out
+
+
+def test_a_subcommand_loads_only_its_own_entry_point():
+    """``fr bank …`` imports neither the benchmark (scipy.stats) nor bm25s: a subcommand's
+    start-up cost is its own (`fr bank query` is what an agent runs per question)."""
+    import subprocess
+
+    code = (
+        "import sys\n"
+        "from frcore.cli import main\n"
+        "try:\n    main(['bank', '--help'])\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in ('frcore.bench', 'scipy.stats', 'bm25s', 'theory', 'experiments') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "[]", out.stdout
