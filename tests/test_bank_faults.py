@@ -401,9 +401,9 @@ def test_a_damaged_index_is_never_trusted(tmp_path):
     — and the index is scrubbed, then rebuilt by the next process that opens the bank."""
     db = tmp_path / "nan.db"
     _home_bank(db).close()
-    (vec_file,) = Path(str(db) + ".index").glob("seg-*/vectors.npy")
-    damaged = np.load(vec_file, mmap_mode="r+")
-    damaged[0, :] = np.nan
+    vec_file = Path(str(db) + ".index") / "vectors.f32"
+    damaged = np.memmap(vec_file, dtype="<f4", mode="r+")
+    damaged[:256] = np.nan  # the first row's vector (hash-256)
     damaged.flush()
     del damaged
     with warnings.catch_warnings():

@@ -179,7 +179,7 @@ class StackedRows:
         return self._matrix
 
     def __matmul__(self, q: np.ndarray) -> np.ndarray:
-        return self.matrix() @ q
+        return np.asarray(self.matrix() @ q)
 
 
 @dataclass

@@ -14,10 +14,14 @@ sequence numbers — ``.npy`` arrays (memory-mapped), JSON lists of strings, the
 (``raw.json``, read only when a caller asks for the facts themselves) and the BM25 postings of
 their tokens (:class:`frcore.bank._lexical.Postings`). Segments are immutable: an add writes
 a new one (the facts it committed) and merges the last two while the older is not larger
-(binary-counter merging: O(log n) segments, every row rewritten O(log n) times).
+(binary-counter merging: O(log n) segments, every row rewritten O(log n) times). The vectors of
+every indexed row are one float32 matrix in one file (``vectors.f32``, rows in store order,
+memory-mapped as one matrix: a query over every row multiplies it in place); an add writes its
+rows after the last indexed one, and no file a reader maps is ever truncated.
 
 Erasure: an erase overwrites with zeros, then deletes, every segment from the one holding the
-erased fact (or a fact whose links named it) on; they are rebuilt from SQLite on the next load.
+erased fact (or a fact whose links named it) on, and overwrites their rows of ``vectors.f32``
+with zeros; they are rebuilt from SQLite on the next load.
 A load that finds an index made before an erase it did not see (another program erased)
 scrubs the whole index the same way. No erased text, id or vector stays in the index folder.
 """
@@ -46,6 +50,8 @@ NUMERIC_COLUMNS = ("weights", "said_at_h", "event_h", "session", "confidence", "
 STRING_COLUMNS = ("ids", "texts", "slots", "kinds", "speakers", "users")
 #: per-row lifecycle inputs (:class:`frcore.bank._lifecycle.LifecycleColumns` without slots and links)
 LIFE_COLUMNS = ("said", "event", "has_event", "expiring")
+#: the file of every indexed row's vector
+VECTORS = "vectors.f32"
 
 
 def index_path(db_path: str) -> Path:
@@ -161,12 +167,26 @@ class BankIndex:
         segs = m.get("segments") or []
         if not segs:
             return []
-        if count_upto(int(segs[-1]["hi"])) != sum(int(s["n"]) for s in segs):
+        total = sum(int(s["n"]) for s in segs)
+        if count_upto(int(segs[-1]["hi"])) != total or int(m.get("vector_rows", -1)) != total:
             return []
         try:
-            return [self._read(self.dir / s["dir"]) for s in segs]
+            matrix = self.matrix(total)
+            out, k = [], 0
+            for s in segs:
+                seg = self._read(self.dir / s["dir"])
+                seg.vectors = matrix[k : k + seg.n]
+                k += seg.n
+                out.append(seg)
+            return out
         except (OSError, ValueError, KeyError):
             return []  # replaced or removed under us: read the rows from SQLite instead
+
+    def matrix(self, rows: int) -> np.ndarray:
+        """The first ``rows`` rows of ``vectors.f32`` as a read-only (rows, dim) float32 map."""
+        if rows == 0:
+            return np.zeros((0, self.spec.dim), dtype=np.float32)
+        return np.memmap(self.dir / VECTORS, dtype="<f4", mode="r", shape=(rows, self.spec.dim))
 
     def _read(self, d: Path) -> Rows:
         def arr(name: str) -> np.ndarray:
@@ -188,9 +208,6 @@ class BankIndex:
             arr("post_tf"),
             np.asarray(arr("post_length")),
         )
-        vectors = arr("vectors")
-        if vectors.shape != (n, self.spec.dim):
-            raise ValueError(f"{d}: vectors of shape {vectors.shape}")
         return Rows(
             lo=int(strings["lo"]),
             hi=int(strings["hi"]),
@@ -199,7 +216,7 @@ class BankIndex:
             recorded=np.asarray(arr("recorded")),
             life={k: np.asarray(arr(f"life_{k}")) for k in LIFE_COLUMNS},
             links=strings["links"],
-            vectors=vectors,
+            vectors=np.zeros((0, self.spec.dim), dtype=np.float32),  # set by load: rows of vectors.f32
             postings=postings,
             raw=_RawFile(d / "raw.json"),
         )
@@ -235,6 +252,8 @@ class BankIndex:
                 end = int(segs[-1]["hi"]) if segs else 0
                 if end != covered_hi:
                     return False  # another process indexed (or scrubbed) meanwhile: the next load reconciles
+                total = sum(int(s["n"]) for s in segs)
+                self._put_vectors(total, rows.vectors)
                 segs.append(self._write(rows))
                 old: list[dict[str, Any]] = []
                 while len(segs) >= 2 and int(segs[-2]["n"]) <= int(segs[-1]["n"]):
@@ -266,11 +285,50 @@ class BankIndex:
                 self._scrub_all(m)
                 return
             self._commit(bank_id, erasures, keep)
+            self._zero_vectors(sum(int(s["n"]) for s in keep))
             for s in drop:
                 _scrub(self.dir / s["dir"])
 
+    def _put_vectors(self, start: int, vectors: np.ndarray) -> None:
+        """Write ``vectors`` as rows ``start …`` of ``vectors.f32`` (after the indexed rows;
+        whatever a crashed write left there is overwritten, never truncated: readers map it)."""
+        v = np.ascontiguousarray(vectors, dtype="<f4")
+        if v.shape[1:] != (self.spec.dim,):
+            raise ValueError(f"vectors of shape {v.shape}, expected (n, {self.spec.dim})")
+        path = self.dir / VECTORS
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            os.pwrite(fd, v.tobytes(), start * self.spec.dim * 4)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def _zero_vectors(self, start: int) -> None:
+        """Overwrite rows ``start …`` of ``vectors.f32`` (to its end) with zeros, synced."""
+        path = self.dir / VECTORS
+        try:
+            size = path.stat().st_size
+        except FileNotFoundError:
+            return
+        offset = start * self.spec.dim * 4
+        fd = os.open(path, os.O_RDWR)
+        try:
+            chunk = b"\0" * (1 << 20)
+            while offset < size:
+                offset += os.pwrite(fd, chunk[: min(len(chunk), size - offset)], offset)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
     def _commit(self, bank_id: str, erasures: int, segs: list[dict[str, Any]]) -> None:
-        m = {"format": FORMAT, "bank_id": bank_id, "erasures": erasures, "spec": self.spec.identity(), "segments": segs}
+        m = {
+            "format": FORMAT,
+            "bank_id": bank_id,
+            "erasures": erasures,
+            "spec": self.spec.identity(),
+            "segments": segs,
+            "vector_rows": sum(int(s["n"]) for s in segs),
+        }
         tmp = self.dir / f"manifest.{secrets.token_hex(4)}.tmp"
         tmp.write_text(json.dumps(m, indent=1), "utf-8")
         os.replace(tmp, self.dir / "manifest.json")
@@ -280,6 +338,9 @@ class BankIndex:
             _scrub(self.dir / s["dir"])
         for p in self.dir.glob("seg-*"):  # a segment written but never committed
             _scrub(p)
+        self._zero_vectors(0)
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(self.dir / VECTORS)
         with contextlib.suppress(FileNotFoundError):
             os.remove(self.dir / "manifest.json")
 
@@ -298,7 +359,6 @@ class BankIndex:
             put("recorded", rows.recorded)
             for k in LIFE_COLUMNS:
                 put(f"life_{k}", rows.life[k])
-            put("vectors", np.asarray(rows.vectors, dtype=np.float32))
             p = rows.postings
             put("post_indptr", p.indptr)
             put("post_rows", p.rows)
@@ -361,7 +421,7 @@ def merge_rows(parts: Sequence[Rows]) -> Rows:
         recorded=np.concatenate([p.recorded for p in parts]),
         life={k: np.concatenate([p.life[k] for p in parts]) for k in LIFE_COLUMNS},
         links=[x for p in parts for x in p.links],
-        vectors=np.concatenate([np.asarray(p.vectors) for p in parts]),
+        vectors=np.zeros((0, parts[0].vectors.shape[1]), dtype=np.float32),  # kept in vectors.f32
         postings=concat_postings([p.postings for p in parts]),
         raw=b"[" + b",".join(x for x in inner if x) + b"]",
     )

@@ -1742,14 +1742,22 @@ class Store:
 
     def row_sources(self, version: int | None) -> tuple[list[np.ndarray], list[Postings]] | None:
         """The vectors and BM25 postings of every row of the store as read at ``version`` (in
-        row order, one part per index segment), when the index holds all of them; else ``None``."""
+        row order: the index's vector matrix as one part, the postings one part per segment),
+        when the index holds all of them; else ``None``."""
         if version is None:
             return None
         with self._lock:
             loaded = self._recent.get(version)
-        if loaded is None or loaded.records or not loaded.segments:
+            index = self._index
+        if loaded is None or loaded.records or not loaded.segments or index is None:
             return None
-        return [s.vectors for s in loaded.segments], [s.postings for s in loaded.segments]
+        matrix = loaded.derived.get("vectors")
+        if matrix is None:
+            try:
+                matrix = loaded.derived["vectors"] = index.matrix(loaded.indexed)
+            except (OSError, ValueError):
+                return None
+        return [matrix], [s.postings for s in loaded.segments]
 
     def row_links(self, rows: np.ndarray, version: int | None) -> list[dict[str, tuple[str, ...]]] | None:
         """The links of the given rows of the store as read at ``version`` (``None``: not cached)."""
