@@ -109,7 +109,7 @@ OPS = st.lists(
 )
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(OPS, st.integers(0, 2**16))
 def test_an_indexed_bank_answers_as_sqlite_alone(tmp_path_factory, ops, seed):
     """Any interleaving of adds (by several users), erasures, retractions and reopenings: the
