@@ -88,7 +88,7 @@ class Rows:
     links: list[str]  # each row's links as stored (JSON text)
     vectors: np.ndarray
     postings: Postings
-    raw: _RawFile | list[tuple] | bytes  # rows, a reader of raw.json, or its JSON
+    raw: Callable[[], list[tuple]] | list[tuple] | bytes  # rows, a reader of them (raw.json, SQLite), or JSON
 
     @property
     def n(self) -> int:
@@ -97,8 +97,8 @@ class Rows:
     def raw_rows(self) -> list[tuple]:
         if isinstance(self.raw, bytes):
             self.raw = [tuple(r) for r in json.loads(self.raw)]
-        elif isinstance(self.raw, _RawFile):
-            self.raw = self.raw()
+        elif callable(self.raw):
+            return self.raw()  # read again when asked again: the reader is the copy kept
         return self.raw
 
     def raw_json(self) -> bytes:

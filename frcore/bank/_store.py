@@ -276,6 +276,8 @@ class _Loaded:
             out: list[FactRecord] = []
             for seg in self.segments:
                 out += [_row_to_record(r) for r in seg.raw_rows()]
+            if len(out) != self.indexed:  # rows read from SQLite after an erase this cut predates
+                raise StoreError("the bank changed while it was read (an erase); retry", "busy")
             if self.released:
                 out = [
                     dataclasses.replace(e, quarantined=False) if e.quarantined and e.id in self.released else e
@@ -288,9 +290,12 @@ class _Loaded:
         """The :class:`FactRecord` of row ``i`` (without building every row's)."""
         if "edges" in self.derived or i >= self.indexed:
             return self.edges[i] if "edges" in self.derived else self.records[i - self.indexed]
-        for seg in self.segments:
+        for k, seg in enumerate(self.segments):
             if i < seg.n:
-                e = _row_to_record(seg.raw_rows()[i])
+                raw = self.derived.get(f"raw{k}")
+                if raw is None:
+                    raw = self.derived[f"raw{k}"] = seg.raw_rows()
+                e = _row_to_record(raw[i])
                 return dataclasses.replace(e, quarantined=False) if e.quarantined and e.id in self.released else e
             i -= seg.n
         raise IndexError(i)
@@ -1707,9 +1712,20 @@ class Store:
         if not index.append(seg, bank_id, int(erow[0]) if erow is not None else 0, covered):
             return loaded
         seg.cols = dict(seg.cols, quarantined=loaded.cols["quarantined"][sl])
+        # indexed: drop this process's copies of what the index and SQLite now hold
+        seg.vectors = np.zeros((0, index.spec.dim), dtype=np.float32)
+        seg.raw = functools.partial(self._raw_rows, seg.lo, seg.hi)
         return dataclasses.replace(
             loaded, segments=loaded.segments + (seg,), records=[], seqs=np.zeros(0, np.int64), derived=loaded.derived
         )
+
+    def _raw_rows(self, lo: int, hi: int) -> list[tuple]:
+        """The stored rows with sequence numbers lo … hi, as the index's raw rows."""
+        with self._lock:
+            rows = self.conn.execute(
+                f"SELECT {_edge_columns(self.schema)} FROM edges WHERE seq BETWEEN ? AND ? ORDER BY seq", (lo, hi)
+            ).fetchall()
+        return [tuple(r) for r in rows]
 
     def use_index(self, spec: IndexSpec | None) -> None:
         """Keep (and read) the bank's index beside its file for ``spec`` (:mod:`frcore.bank._index`;
