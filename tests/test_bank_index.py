@@ -242,22 +242,43 @@ def test_erase_leaves_nothing_of_the_fact_in_the_index(tmp_path, which):
         assert _answers(r) == _answers(plain)
 
 
-def test_an_index_older_than_an_unseen_erase_is_scrubbed(tmp_path):
-    """An erase by a program that keeps no index leaves the index stale: the next writable open
-    scrubs it (the erased text is gone from the folder) and rebuilds; a read-only one ignores it."""
+def test_an_erase_through_a_store_without_an_index_still_scrubs_it(tmp_path):
+    """An erase through the store alone (``fr bank erase``, a ``Store`` opened without a bank)
+    scrubs the index too: no byte of the fact stays in the folder, and the rest stays usable."""
+    from frcore.bank._store import Store
+
     db = str(tmp_path / "b.db")
     _bank(db)
-    target = synthetic_facts(300, seed=1)[10]
-    with Bank.open(db, index=False) as b:
-        b.erase(target["id"])
+    target = synthetic_facts(300, seed=1)[250]  # in the second segment: the first (rows 1-200) is kept
+    with Store.open(db) as store:
+        store.erase(target["id"], reason="gdpr")
+    assert target["text"].encode() not in _index_bytes(db)
+    with Bank.open(db, readonly=True) as r, Bank.open(db, readonly=True, index=False) as plain:
+        assert r.store._load().indexed == 200
+        assert _answers(r) == _answers(plain)
+
+
+def test_an_index_older_than_an_unseen_erase_is_scrubbed(tmp_path):
+    """An erase the index never saw (by a program that knows no index: simulated by counting an
+    erase in the bank behind the index's back) leaves the index stale: a read-only open never
+    reads it; the next writable open scrubs it and rebuilds it; the next erase scrubs it whole."""
+    import sqlite3
+
+    db = str(tmp_path / "b.db")
+    _bank(db)
+    con = sqlite3.connect(db)
+    con.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key IN ('erasures', 'version')")
+    con.commit()
+    con.close()
     with Bank.open(db, readonly=True) as r, Bank.open(db, readonly=True, index=False) as plain:
         assert not r.store._load().segments
         assert _answers(r) == _answers(plain)
+    first = sorted(p.name for p in index_path(db).glob("seg-*"))
     with Bank.open(db) as w:
         w.query("topic", at="2025-06-01")
-    assert target["text"].encode() not in _index_bytes(db)
+    assert not set(first) & {p.name for p in index_path(db).glob("seg-*")}  # scrubbed, rebuilt anew
     with Bank.open(db, readonly=True) as r:
-        assert r.store._load().indexed == 299
+        assert r.store._load().indexed == 300
 
 
 def test_segments_stay_few(tmp_path):

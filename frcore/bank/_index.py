@@ -140,6 +140,21 @@ class BankIndex:
         #: the last error writing the index (the bank works without it, only slower to open)
         self.error: str | None = None
 
+    @classmethod
+    def existing(cls, db_path: str) -> BankIndex | None:
+        """The index folder of the bank at ``db_path`` as it is (its own spec), to erase from or
+        scrub; ``None`` when there is none."""
+        d = index_path(db_path)
+        if not d.is_dir():
+            return None
+        probe = cls(db_path, IndexSpec("", 0, "", str), readonly=False)
+        m = probe._manifest()
+        spec = (m or {}).get("spec") or {}
+        try:
+            return cls(db_path, IndexSpec(str(spec["model"]), int(spec["dim"]), str(spec["text_key"]), str), False)
+        except (KeyError, TypeError, ValueError):
+            return probe  # unreadable: only scrubbing makes sense
+
     # ------------------------------------------------------------------ reading
     def _manifest(self) -> dict[str, Any] | None:
         try:
@@ -271,21 +286,21 @@ class BankIndex:
             return False
 
     def drop_from(self, seq: int, bank_id: str, erasures: int) -> None:
-        """After an erase: scrub every segment holding a row with sequence number ≥ ``seq`` and
-        record the rest as valid for ``erasures``."""
+        """After the erase that made the bank's erase count ``erasures``: scrub every segment
+        holding a row with sequence number ≥ ``seq`` and record the rest as valid for
+        ``erasures``. An index that was not valid just before this erase (of another bank, or
+        older than an erase it did not see) is scrubbed whole."""
         if self.readonly or not self.dir.exists():
             return
         with self._locked():
             m = self._manifest()
-            if m is None:
+            if m is None or m.get("bank_id") != bank_id or int(m.get("erasures", -1)) != erasures - 1:
+                self._scrub_all(m)
                 return
             keep = [s for s in m["segments"] if int(s["hi"]) < seq]
             drop = [s for s in m["segments"] if int(s["hi"]) >= seq]
-            if m.get("bank_id") != bank_id:
-                self._scrub_all(m)
-                return
             self._commit(bank_id, erasures, keep)
-            self._zero_vectors(sum(int(s["n"]) for s in keep))
+            self._zero_vectors(sum(int(s["n"]) for s in keep), int(m["spec"]["dim"]))
             for s in drop:
                 _scrub(self.dir / s["dir"])
 
@@ -303,14 +318,14 @@ class BankIndex:
         finally:
             os.close(fd)
 
-    def _zero_vectors(self, start: int) -> None:
-        """Overwrite rows ``start …`` of ``vectors.f32`` (to its end) with zeros, synced."""
+    def _zero_vectors(self, start: int, dim: int) -> None:
+        """Overwrite rows ``start …`` (of ``dim`` floats) of ``vectors.f32``, to its end, with zeros, synced."""
         path = self.dir / VECTORS
         try:
             size = path.stat().st_size
         except FileNotFoundError:
             return
-        offset = start * self.spec.dim * 4
+        offset = start * dim * 4
         fd = os.open(path, os.O_RDWR)
         try:
             chunk = b"\0" * (1 << 20)
@@ -338,7 +353,7 @@ class BankIndex:
             _scrub(self.dir / s["dir"])
         for p in self.dir.glob("seg-*"):  # a segment written but never committed
             _scrub(p)
-        self._zero_vectors(0)
+        self._zero_vectors(0, 0)
         with contextlib.suppress(FileNotFoundError):
             os.remove(self.dir / VECTORS)
         with contextlib.suppress(FileNotFoundError):

@@ -1291,14 +1291,19 @@ class Store:
         """After an erase committed: scrub the index segments from row ``seq`` on
         (:meth:`frcore.bank._index.BankIndex.drop_from`). Returns a note when that failed (the
         stale index is then scrubbed by the next write open that loads the bank)."""
-        if self._index is None:
+        if self.path == ":memory:":
             return None
         try:
+            index = self._index or BankIndex.existing(self.path)  # erased by a store keeping no index too
+            if index is None:
+                return None
             with self._lock:
                 bank_id = self._bank_id(self.conn)
                 erow = self.conn.execute("SELECT value FROM meta WHERE key='erasures'").fetchone()
-            if bank_id is not None:
-                self._index.drop_from(seq, bank_id, int(erow[0]) if erow is not None else 0)
+            if bank_id is None:
+                index.scrub()
+            else:
+                index.drop_from(seq, bank_id, int(erow[0]) if erow is not None else 0)
             return None
         except OSError as e:
             return f"the bank's index could not be scrubbed ({e.strerror or e}): the next write open scrubs it"
