@@ -1692,18 +1692,19 @@ class Store:
         if missing or vecs.shape[1] != index.spec.dim:
             return loaded
         sl = slice(k, loaded.n)
-        cols = {key: v[sl] for key, v in loaded.cols.items()}
+        # copies, not views: a view would keep this version's whole column arrays alive
+        cols = {key: v[sl].copy() for key, v in loaded.cols.items()}
         cols["quarantined"] = np.array([bool(r[13]) for r in rows], dtype=bool)  # as stored; releases apply on load
-        life = {key: v[sl] for key, v in loaded.life.items()}
+        life = {key: v[sl].copy() for key, v in loaded.life.items()}
         tokens = _tokenize_many([index.spec.normalize(e.text) for e in recs])
         covered = loaded.segments[-1].hi if loaded.segments else 0
         seg = _rows_of_records(
             covered + 1,
             int(rows[-1][0]),
-            loaded.seqs,
+            loaded.seqs.copy(),
             recs,
             [tuple(r[1:]) for r in rows],
-            loaded.recorded[sl],
+            loaded.recorded[sl].copy(),
             cols,
             life,
             vecs,
@@ -1716,7 +1717,7 @@ class Store:
             return loaded
         if not index.append(seg, bank_id, int(erow[0]) if erow is not None else 0, covered):
             return loaded
-        seg.cols = dict(seg.cols, quarantined=loaded.cols["quarantined"][sl])
+        seg.cols = dict(seg.cols, quarantined=loaded.cols["quarantined"][sl].copy())
         # indexed: drop this process's copies of what the index and SQLite now hold
         seg.vectors = np.zeros((0, index.spec.dim), dtype=np.float32)
         seg.raw = functools.partial(self._raw_rows, seg.lo, seg.hi)
