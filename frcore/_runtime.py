@@ -18,8 +18,8 @@ def prefer_sync_cpu_dispatch() -> bool:
     A single query scores tens to thousands of candidates: microseconds of work, where the
     hand-off and the wake-up of the waiting thread dominate; docs/performance.md gives the
     measured effect (``fr latency`` and ``fr bank bench`` report which mode they ran in). The
-    setting is read once, when JAX's CPU backend starts (the first computation or device query;
-    importing :mod:`frcore.bank` starts it, through bm25s), so call this first.
+    setting is read once, when JAX's CPU backend starts (the first computation or device query),
+    so call this first.
 
     Returns whether synchronous dispatch is in effect afterwards. With ``FR_ASYNC_DISPATCH=1`` in
     the environment it changes nothing (JAX's default, for comparison).

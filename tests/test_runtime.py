@@ -44,11 +44,13 @@ def test_env_keeps_async(value):
 
 
 def test_fr_command_applies_it():
-    """``fr`` sets the mode before any subcommand module (frcore.bank starts the backend on import)."""
+    """``fr`` sets the mode before any subcommand module could start the backend: the backend a
+    computation starts afterwards runs with it."""
     code = (
         "import frcore.cli as c, jax\n"
         "from jax._src import xla_bridge\n"
         "try:\n    c.main(['bank', '--help'])\nexcept SystemExit:\n    pass\n"
+        "jax.numpy.zeros(1).block_until_ready()\n"
         "print(jax.config.read('jax_cpu_enable_async_dispatch'), xla_bridge.backends_are_initialized())"
     )
     assert _run(code) == "False True"
