@@ -315,32 +315,6 @@ def _links(text: str) -> dict[str, tuple[str, ...]]:
     return {} if text == "{}" else {k: tuple(v) for k, v in _decode(text).items()}
 
 
-def _rows_of_records(
-    lo: int,
-    hi: int,
-    seqs: np.ndarray,
-    records: list[FactRecord],
-    raw: list[tuple],
-    recorded: np.ndarray,
-    cols: dict[str, Any],
-    life: dict[str, np.ndarray],
-    vectors: np.ndarray,
-    postings: Postings,
-) -> Rows:
-    return Rows(
-        lo=lo,
-        hi=hi,
-        seq=np.asarray(seqs, dtype=np.int64),
-        cols=cols,
-        recorded=recorded,
-        life={k: life[k] for k in LIFE_COLUMNS},
-        links=[r[8] for r in raw],
-        vectors=vectors,
-        postings=postings,
-        raw=raw,
-    )
-
-
 class StoreError(ValueError):
     """A store operation refused or failed (unknown id, conflicting id, dangling link, bad vector,
     not an FR-Bank, corrupted, read-only, disk full, ...). ``kind`` names the case for callers
@@ -1698,17 +1672,18 @@ class Store:
         life = {key: v[sl].copy() for key, v in loaded.life.items()}
         tokens = _tokenize_many([index.spec.normalize(e.text) for e in recs])
         covered = loaded.segments[-1].hi if loaded.segments else 0
-        seg = _rows_of_records(
-            covered + 1,
-            int(rows[-1][0]),
-            loaded.seqs.copy(),
-            recs,
-            [tuple(r[1:]) for r in rows],
-            loaded.recorded[sl].copy(),
-            cols,
-            life,
-            vecs,
-            Postings.build(tokens),
+        raw = [tuple(r[1:]) for r in rows]
+        seg = Rows(
+            lo=covered + 1,
+            hi=int(rows[-1][0]),
+            seq=loaded.seqs.copy(),
+            cols=cols,
+            recorded=loaded.recorded[sl].copy(),
+            life={key: life[key] for key in LIFE_COLUMNS},
+            links=[r[8] for r in raw],  # the links column as stored
+            vectors=vecs,
+            postings=Postings.build(tokens),
+            raw=raw,
         )
         with self._lock:
             bank_id = self._bank_id(self.conn)
