@@ -361,7 +361,7 @@ def test_erase_during_a_query_of_the_index_never_surfaces(tmp_path, monkeypatch)
     Bank.open(str(db)).query("where do I live?", at="2026-01-01")  # the index holds every row
     assert reader.store.row_sources(reader.store.version()) is None or True
     eraser = Bank.open(str(db))
-    original = _bank.StackedRows.__matmul__
+    original = _bank.IndexedRows.__matmul__
     fired = []
 
     def erase_then_rank(self, q):
@@ -369,7 +369,7 @@ def test_erase_during_a_query_of_the_index_never_surfaces(tmp_path, monkeypatch)
             fired.append(eraser.erase("home-old", reason="race"))
         return original(self, q)
 
-    monkeypatch.setattr(_bank.StackedRows, "__matmul__", erase_then_rank)
+    monkeypatch.setattr(_bank.IndexedRows, "__matmul__", erase_then_rank)
     res = reader.query("where do I live?", at="2026-01-01", intent="historical")
     assert fired, "the query did not rank from the index"
     assert "home-old" not in res.ids

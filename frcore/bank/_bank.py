@@ -149,33 +149,29 @@ class _Rows:
     index, eligibility, related pairs, primary categories. Shared by every snapshot with the
     same (store version, rows), e.g. two valid times after the last edge was said."""
 
-    vectors: Any  # (n, d) float32 array, or StackedRows over the index's segments
+    vectors: Any  # (n, d) float32 array, or IndexedRows of the index's vector matrix
     lexical: Lexicon
     eligible: np.ndarray
     related: tuple[np.ndarray, np.ndarray]
     primary: np.ndarray
 
 
-class StackedRows:
-    """Rows ``rows`` of the vectors stacked from ``parts`` (one after another; ``rows=None``:
-    every row), as the (n, d) matrix a query multiplies: ``StackedRows(parts, rows) @ q`` is
-    ``np.concatenate(parts)[rows] @ q`` exactly. A float32 matrix–vector product's value for a row
-    depends on the shape of the matrix it is computed in (BLAS blocks and threads rows by the
-    matrix), so the product is always taken over exactly the snapshot's rows — the index's one
-    segment as it is mapped, else a copy gathered on first use — as a bank read from SQLite
-    alone computes it."""
+class IndexedRows:
+    """Rows ``rows`` (``None``: every row) of the index's vector matrix, as the (n, d) matrix a
+    query multiplies: ``IndexedRows(matrix, rows) @ q`` is ``matrix[rows] @ q`` exactly. A float32
+    matrix–vector product's value for a row depends on the shape of the matrix it is computed in
+    (BLAS blocks and threads rows by the matrix), so the product is always taken over exactly the
+    snapshot's rows — the memory-mapped matrix in place for every row, else a copy of the
+    snapshot's rows gathered on first use — as a bank read from SQLite alone computes it."""
 
-    def __init__(self, parts: Sequence[np.ndarray], rows: np.ndarray | None):
-        self.parts = tuple(parts)
-        self.rows = rows
-        n = sum(int(p.shape[0]) for p in self.parts) if rows is None else int(rows.size)
-        self.shape = (n, int(self.parts[0].shape[1]))
-        self._matrix: np.ndarray | None = self.parts[0] if rows is None and len(self.parts) == 1 else None
+    def __init__(self, matrix: np.ndarray, rows: np.ndarray | None):
+        self.shape = (int(matrix.shape[0]) if rows is None else int(rows.size), int(matrix.shape[1]))
+        self._source, self._rows = matrix, rows
+        self._matrix: np.ndarray | None = matrix if rows is None else None
 
     def matrix(self) -> np.ndarray:
         if self._matrix is None:
-            whole = np.concatenate(self.parts) if len(self.parts) > 1 else self.parts[0]
-            self._matrix = np.ascontiguousarray(whole if self.rows is None else whole[self.rows])
+            self._matrix = np.ascontiguousarray(self._source[self._rows])
         return self._matrix
 
     def __matmul__(self, q: np.ndarray) -> np.ndarray:
@@ -566,12 +562,11 @@ class Bank:
         eligible = np.ones(len(ids), dtype=bool)
         sources = self.store.row_sources(snap.version) if snap.rows is not None else None
         if sources is not None and len(ids):
-            every = snap.rows.size == sum(int(v.shape[0]) for v in sources[0]) and bool(
-                (snap.rows == np.arange(snap.rows.size)).all()
-            )
-            sub = None if every else snap.rows
-            vecs: Any = StackedRows(sources[0], sub)  # the index holds only finite vectors
-            lexical = Lexicon(sources[1], sub)
+            matrix, postings = sources
+            # snapshot rows are ascending positions: as many as the matrix has means every row
+            sub = None if snap.rows.size == matrix.shape[0] else snap.rows
+            vecs: Any = IndexedRows(matrix, sub)  # the index holds only finite vectors
+            lexical = Lexicon(postings, sub)
         else:
             vecs = self._snapshot_vectors(ids, snap, eligible)
             lexical = None
@@ -658,7 +653,7 @@ class Bank:
             intent_name, rule = check_intent(intent), "given"
         routing = routing_from_categories(categories) if categories is not None else self.router.route(qtext, qv)
         cosine: np.ndarray = view.vectors @ qv if len(snap.ids) else np.zeros(0)
-        if not np.isfinite(cosine).all() and isinstance(view.vectors, StackedRows):
+        if not np.isfinite(cosine).all() and isinstance(view.vectors, IndexedRows):
             # the index holds only finite vectors: this one is damaged; rank from SQLite instead
             self.store.distrust_index()
             self._views.clear()

@@ -86,7 +86,7 @@ class Rows:
     recorded: np.ndarray
     life: dict[str, np.ndarray]
     links: list[str]  # each row's links as stored (JSON text)
-    vectors: np.ndarray
+    vectors: np.ndarray  # of rows about to be written; empty once they are rows of vectors.f32
     postings: Postings
     raw: Callable[[], list[tuple]] | list[tuple] | bytes  # rows, a reader of them (raw.json, SQLite), or JSON
 
@@ -186,14 +186,8 @@ class BankIndex:
         if count_upto(int(segs[-1]["hi"])) != total or int(m.get("vector_rows", -1)) != total:
             return []
         try:
-            matrix = self.matrix(total)
-            out, k = [], 0
-            for s in segs:
-                seg = self._read(self.dir / s["dir"])
-                seg.vectors = matrix[k : k + seg.n]
-                k += seg.n
-                out.append(seg)
-            return out
+            self.matrix(total)  # vectors.f32 holds every row (a shorter file cannot be mapped)
+            return [self._read(self.dir / s["dir"]) for s in segs]
         except (OSError, ValueError, KeyError):
             return []  # replaced or removed under us: read the rows from SQLite instead
 
@@ -231,7 +225,7 @@ class BankIndex:
             recorded=np.asarray(arr("recorded")),
             life={k: np.asarray(arr(f"life_{k}")) for k in LIFE_COLUMNS},
             links=strings["links"],
-            vectors=np.zeros((0, self.spec.dim), dtype=np.float32),  # set by load: rows of vectors.f32
+            vectors=np.zeros((0, self.spec.dim), dtype=np.float32),  # they are rows of vectors.f32
             postings=postings,
             raw=_RawFile(d / "raw.json"),
         )

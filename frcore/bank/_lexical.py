@@ -367,7 +367,7 @@ class Lexicon:
         self._memo_size = 0
 
     def _postings(self, token: str) -> tuple[np.ndarray, np.ndarray]:
-        """(subset positions, global rows, tf) of ``token`` among the subset's rows."""
+        """(rows, tf) of ``token`` over every part (rows counted across the parts, ascending)."""
         got_rows, got_tf = [], []
         for off, p in zip(self._offsets, self.parts):
             r, tf = p.postings(token)

@@ -1737,10 +1737,9 @@ class Store:
         if self._index is not None and not self.readonly:
             self._load()
 
-    def row_sources(self, version: int | None) -> tuple[list[np.ndarray], list[Postings]] | None:
-        """The vectors and BM25 postings of every row of the store as read at ``version`` (in
-        row order: the index's vector matrix as one part, the postings one part per segment),
-        when the index holds all of them; else ``None``."""
+    def row_sources(self, version: int | None) -> tuple[np.ndarray, list[Postings]] | None:
+        """The vector matrix and the BM25 postings (one part per segment) of every row of the
+        store as read at ``version``, in row order, when the index holds all of them; else ``None``."""
         if version is None:
             return None
         with self._lock:
@@ -1754,7 +1753,7 @@ class Store:
                 matrix = loaded.derived["vectors"] = index.matrix(loaded.indexed)
             except (OSError, ValueError):
                 return None
-        return [matrix], [s.postings for s in loaded.segments]
+        return matrix, [s.postings for s in loaded.segments]
 
     def row_links(self, rows: np.ndarray, version: int | None) -> list[dict[str, tuple[str, ...]]] | None:
         """The links of the given rows of the store as read at ``version`` (``None``: not cached)."""
