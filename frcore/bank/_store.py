@@ -278,12 +278,7 @@ class _Loaded:
                 out += [_row_to_record(r) for r in seg.raw_rows()]
             if len(out) != self.indexed:  # rows read from SQLite after an erase this cut predates
                 raise StoreError("the bank changed while it was read (an erase); retry", "busy")
-            if self.released:
-                out = [
-                    dataclasses.replace(e, quarantined=False) if e.quarantined and e.id in self.released else e
-                    for e in out
-                ]
-            got = self.derived["edges"] = out + self.records
+            got = self.derived["edges"] = _with_releases(out, self.released) + self.records
         return got
 
     def record(self, i: int) -> FactRecord:
@@ -295,8 +290,7 @@ class _Loaded:
                 raw = self.derived.get(f"raw{k}")
                 if raw is None:
                     raw = self.derived[f"raw{k}"] = seg.raw_rows()
-                e = _row_to_record(raw[i])
-                return dataclasses.replace(e, quarantined=False) if e.quarantined and e.id in self.released else e
+                return _with_releases([_row_to_record(raw[i])], self.released)[0]
             i -= seg.n
         raise IndexError(i)
 
@@ -312,7 +306,16 @@ class _Loaded:
 
 
 def _links(text: str) -> dict[str, tuple[str, ...]]:
+    """The links column as stored (JSON) → ``{kind: (target ids, ...)}``."""
     return {} if text == "{}" else {k: tuple(v) for k, v in _decode(text).items()}
+
+
+def _with_releases(edges: list[FactRecord], released: frozenset[str]) -> list[FactRecord]:
+    """``edges`` with ``quarantined`` cleared for those the owner released (release rows, never
+    an UPDATE of the stored row)."""
+    if not released:
+        return edges
+    return [dataclasses.replace(e, quarantined=False) if e.quarantined and e.id in released else e for e in edges]
 
 
 class StoreError(ValueError):
@@ -446,7 +449,7 @@ def _row_to_record(row: Sequence[Any]) -> FactRecord:
         slot=slot,
         confidence=conf,
         numeric=bool(numeric),
-        links={} if links == "{}" else {k: tuple(v) for k, v in _decode(links).items()},
+        links=_links(links),
         session=session,
         kind=kind,
         speaker=speaker,
@@ -1583,12 +1586,7 @@ class Store:
                 ).fetchall()
             finally:
                 conn.execute("COMMIT")
-        new_edges = [_row_to_record(r[1:]) for r in rows]
-        if released:  # the owner released these from quarantine (release rows, never an UPDATE)
-            new_edges = [
-                dataclasses.replace(e, quarantined=False) if e.quarantined and e.id in released else e
-                for e in new_edges
-            ]
+        new_edges = _with_releases([_row_to_record(r[1:]) for r in rows], released)
         new_seq = np.array([r[0] for r in rows], dtype=np.int64)
         new_rec = np.array([r[14] for r in rows], dtype="datetime64[us]")
         new_cols = edge_columns(new_edges)
