@@ -29,3 +29,23 @@ def test_embedding_section_reports_query_latency_and_batched_throughput(monkeypa
     assert e["minilm_query_embedding_median_ms"] > 0
     assert e["throughput"]["n"] == 512 and e["throughput"]["sentences_per_s"] > 0
     assert e["throughput_target_sentences_per_s"] == 200
+
+
+def test_ann_recall_is_measured(tmp_path):
+    """The approximate index's recall and result agreement on a small bank (its graph holds every
+    row and is searched with a beam wider than the bank: nothing is missed)."""
+    import pytest
+
+    pytest.importorskip("faiss")
+    from frcore.bank._ann import AnnConfig
+    from frcore.bank._bank import Bank
+    from frcore.bank._benchmark import ann_recall, recall_queries
+    from frcore.bank._store import synthetic_facts
+
+    path = str(tmp_path / "b.db")
+    with Bank.open(path, embedder="hash-64", ann=AnnConfig(min_rows=0)) as bank:
+        bank.add(synthetic_facts(600))
+    got = ann_recall(path, count=12)
+    assert got["ann_queries"] == 12 and len(recall_queries(600, 12)) == 12
+    assert got["ann_recall_at_10"] == 1.0 and got["ann_recall_min"] == 1.0
+    assert 0.0 <= got["ann_results_equal"] <= 1.0

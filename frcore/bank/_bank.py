@@ -16,6 +16,7 @@ from .._packed import ROW_START
 from .._params import LifecycleParams, default_params, validate_params
 from .._time import EPOCH as EPOCH, hours_since_epoch, parse_time as _parse_time
 from .._types import STATE_NAMES, score_summands
+from ._ann import AnnConfig, ApproximateRows
 from ._embed import DEFAULT_EMBEDDER, embedder_identity, get_embedder
 from ._facts import check_user
 from ._index import IndexSpec
@@ -156,6 +157,17 @@ class _Rows:
     primary: np.ndarray
 
 
+def _ann_config(ann: AnnConfig | bool | None) -> AnnConfig | None:
+    """The approximate index's settings asked for (``True``: the defaults; ``None``/``False``: none)."""
+    if ann is None or ann is False:
+        return None
+    if ann is True:
+        return AnnConfig()
+    if isinstance(ann, AnnConfig):
+        return ann
+    raise ValueError(f"ann: expected True, False, None or an AnnConfig, got {type(ann).__name__}")
+
+
 class IndexedRows:
     """Rows ``rows`` (``None``: every row) of the index's vector matrix, as the (n, d) matrix a
     query multiplies: ``IndexedRows(matrix, rows) @ q`` is ``matrix[rows] @ q`` exactly. A float32
@@ -215,6 +227,7 @@ class Bank:
         user: str | None = None,
         *,
         index: bool = True,
+        ann: AnnConfig | bool | None = None,
     ):
         #: the user this object reads and writes for (:data:`frcore.bank._facts.OWNER`, ``""``: the owner)
         self.user: str = check_user(user)
@@ -235,6 +248,10 @@ class Bank:
         self._mem_vectors: dict[str, np.ndarray] = {}  # re-embedded for a read-only store (never written)
         #: whether the bank keeps its index beside its file (:mod:`frcore.bank._index`)
         self.index = bool(index)
+        #: the approximate index's settings (:mod:`frcore.bank._ann`), ``None``: exact cosine only
+        self.ann: AnnConfig | None = _ann_config(ann)
+        if self.ann is not None and not self.index:
+            raise ValueError("ann: an approximate index needs the bank's index (index=True)")
         spec = (
             IndexSpec(self.embedding_key, int(embedder.dim), self.embedding_key[len(embedder.name) :], self.normalize)
             if self.index
@@ -257,6 +274,7 @@ class Bank:
         create: bool = True,
         user: str | None = None,
         index: bool = True,
+        ann: AnnConfig | bool | None = None,
     ) -> Bank:
         """Open (or create, with ``create``) the bank at ``path``, bound to ``user`` (``None``:
         the bank's owner; see the class docstring); ``owner`` is the owner's name (see
@@ -272,6 +290,10 @@ class Bank:
         ``dim``, ``embed``) must be the recorded one: another raises :class:`EmbedderMismatch`
         naming both, and nothing is written (cosines between two embedders' vectors mean
         nothing; to change embedder, export the facts and add them to a new bank).
+
+        ``ann``: rank with an approximate nearest-neighbour index (``True``: the default
+        :class:`frcore.bank._ann.AnnConfig`) once the bank is large enough; a writable bank
+        builds and extends it as facts are added (:mod:`frcore.bank._ann`).
         """
         from ._store import Store
 
@@ -315,7 +337,7 @@ class Bank:
                     )
             if not store.readonly:  # recorded by the first write of a bank that has no record yet
                 store._embedder_to_record = (str(emb.name), int(emb.dim))
-            return cls(store, emb, params, owner=owner, user=user, index=index)
+            return cls(store, emb, params, owner=owner, user=user, index=index, ann=ann)
         except BaseException:
             store.close()
             raise
@@ -331,6 +353,7 @@ class Bank:
             owner=self.owner,
             user=check_user(user),
             index=self.index,
+            ann=self.ann,
         )
 
     def normalize(self, text: str) -> str:
@@ -370,9 +393,19 @@ class Bank:
             self._embed_missing(added.unchanged)
         if added:
             self.store.sync_index()
+            if self.ann is not None:
+                self.store.update_graph(self.ann)
         self._views.clear()
         self._rows.clear()
         return added
+
+    def update_ann(self, complete: bool = True) -> bool:
+        """Build or extend the approximate index now (``complete``: over every row, even when
+        it is not yet due; a bank opened with ``ann``). Returns whether one was written."""
+        if self.ann is None:
+            raise ValueError("ann: this bank was opened without an approximate index (Bank.open(..., ann=True))")
+        self.store.sync_index()
+        return self.store.update_graph(self.ann, complete)
 
     def _embed_records(self, records) -> tuple[str, np.ndarray]:
         """(model key, vectors) of facts about to be stored (the store's ``embed`` hook)."""
@@ -565,7 +598,12 @@ class Bank:
             matrix, postings = sources
             # snapshot rows are ascending positions: as many as the matrix has means every row
             sub = None if snap.rows.size == matrix.shape[0] else snap.rows
-            vecs: Any = IndexedRows(matrix, sub)  # the index holds only finite vectors
+            graph = self.store.graph(self.ann) if self.ann is not None else None
+            vecs: Any = (
+                ApproximateRows(matrix, graph, self.ann, sub)
+                if graph is not None and self.ann is not None
+                else IndexedRows(matrix, sub)  # the index holds only finite vectors
+            )
             lexical = Lexicon(postings, sub)
         else:
             vecs = self._snapshot_vectors(ids, snap, eligible)
@@ -652,8 +690,12 @@ class Bank:
         else:
             intent_name, rule = check_intent(intent), "given"
         routing = routing_from_categories(categories) if categories is not None else self.router.route(qtext, qv)
-        cosine: np.ndarray = view.vectors @ qv if len(snap.ids) else np.zeros(0)
-        if not np.isfinite(cosine).all() and isinstance(view.vectors, IndexedRows):
+        approximate = isinstance(view.vectors, ApproximateRows) and len(snap.ids)
+        partial = view.vectors.partial(qv) if approximate else None
+        cosine: np.ndarray = (
+            partial.values if partial is not None else view.vectors @ qv if len(snap.ids) else np.zeros(0)
+        )
+        if not np.isfinite(cosine).all() and isinstance(view.vectors, (IndexedRows, ApproximateRows)):
             # the index holds only finite vectors: this one is damaged; rank from SQLite instead
             self.store.distrust_index()
             self._views.clear()
@@ -666,13 +708,20 @@ class Bank:
         bm = view.lexical.scores(qtext) if len(snap.ids) else np.zeros(0)
         r: Retrieval = retrieve(
             view.prepared,
-            cosine=cosine,
+            cosine=partial if partial is not None else cosine,
             bm25=bm,
             routing=routing.weights,
             intent=intent_name,
             params=params or self.params,
             config=cfg,
         )
+        if partial is not None and partial.damaged:  # a row computed late was damaged: as above
+            self.store.distrust_index()
+            self._views.clear()
+            self._rows.clear()
+            return self._rank(
+                text, at_t, known_t, include_quarantined, None, cfg, intent, categories, params, query_vec, explain
+            )
         results = tuple(
             {
                 "id": str(snap.ids[x.row]),

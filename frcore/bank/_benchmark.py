@@ -51,27 +51,30 @@ def _rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
-def build_bank(path: str, n: int, dim: int = 384, batch: int = 5000) -> dict:
-    """Create the n-fact bank at ``path`` (hash-{dim} embedder) in this process: ingest figures."""
+def build_bank(path: str, n: int, dim: int = 384, batch: int = 5000, ann: bool = False) -> dict:
+    """Create the n-fact bank at ``path`` (hash-{dim} embedder) in this process: ingest figures
+    (``ann``: the approximate index built and extended as the bank grows, its time included)."""
     from ._bank import Bank
     from ._store import synthetic_facts
 
     facts = synthetic_facts(n, seed=0)
-    with Bank.open(path, embedder=f"hash-{dim}") as bank:
+    with Bank.open(path, embedder=f"hash-{dim}", ann=ann) as bank:
         t = time.perf_counter()
         for start in range(0, n, batch):
             bank.add(facts[start : start + batch])
+        if ann:
+            bank.update_ann()  # the graph over every row (added since it was last extended too)
         ingest_s = time.perf_counter() - t
     return {"ingest_facts_per_s": n / ingest_s, "ingest_peak_rss_mb": _rss_mb()}
 
 
-def query_bank(path: str, repeats: int = 200) -> dict:
+def query_bank(path: str, repeats: int = 200, ann: bool = False) -> dict:
     """Open the bank at ``path`` in this (fresh) process and time the first and later queries."""
     from .._runtime import cpu_dispatch_mode
     from ._bank import Bank
 
     t = time.perf_counter()
-    bank = Bank.open(path, readonly=True)
+    bank = Bank.open(path, readonly=True, ann=ann)
     qv = bank.embedder.embed(list(QUERIES))  # the hashing embedder: microseconds
     bank.query(QUERIES[0], at=AT, query_vec=qv[0])
     first_s = time.perf_counter() - t
@@ -82,8 +85,10 @@ def query_bank(path: str, repeats: int = 200) -> dict:
         bank.query(QUERIES[i], at=AT, query_vec=qv[i])
         lat.append(time.perf_counter() - t)
     loaded = bank.store._load()
+    graph = bank.store.graph(bank.ann) if bank.ann is not None else None
     bank.close()
     return {
+        **({"ann_rows": graph.rows if graph is not None else 0} if ann else {}),
         "first_query_s": first_s,
         "query_median_ms": float(np.median(lat) * 1e3),
         "query_p90_ms": float(np.percentile(lat, 90) * 1e3),
@@ -93,13 +98,73 @@ def query_bank(path: str, repeats: int = 200) -> dict:
     }
 
 
-def measure_size(n: int, repeats: int = 200, dim: int = 384, tmp: str | None = None) -> dict:
-    """Build an n-fact bank in one subprocess, query it from a fresh one (module docstring)."""
+def recall_queries(n: int, count: int = 100, seed: int = 1) -> list[str]:
+    """The queries ``ann_recall_at_10`` is measured on: the benchmark's own, then texts naming a
+    topic or a fact number of the n-fact synthetic bank (each has many near-equal neighbours)."""
+    rng = np.random.default_rng(seed)
+    out = list(QUERIES)
+    while len(out) < count:
+        k = len(out)
+        out.append(
+            f"what about topic {int(rng.integers(1000))}" if k % 2 else f"synthetic fact number {int(rng.integers(n))}"
+        )
+    return out
+
+
+def ann_recall(path: str, count: int = 100) -> dict:
+    """How near the approximate index's candidates are, against the exact cosine over every row:
+
+    - ``ann_recall_at_10``: the mean over :func:`recall_queries` of the share of the 10 rows of
+      highest exact cosine among the graph's candidates whose cosine reaches the 10th highest of
+      the whole bank (a row tied with it counts: the bank has many equal cosines);
+    - ``ann_results_equal``: the share of those queries whose FR-full results (ids and scores)
+      are the same with the approximate index as with the exact cosine.
+    """
+    from ._bank import Bank
+
+    approx = Bank.open(path, readonly=True, ann=True)
+    exact = Bank.open(path, readonly=True)
+    texts = recall_queries(exact.store.count(), count)
+    qv = exact.embedder.embed(texts)
+    graph = approx.store.graph(approx.ann)
+    exact.store._load()  # row_sources reads the rows as loaded
+    sources = exact.store.row_sources(exact.store.version())
+    if graph is None or sources is None or approx.ann is None:
+        raise RuntimeError(f"{path}: no approximate index to measure")
+    matrix = sources[0]
+    recall, same = [], []
+    for text, q in zip(texts, qv):
+        full = np.asarray(matrix @ q)
+        kth = np.partition(full, full.size - 10)[full.size - 10]
+        found = graph.search(q, approx.ann.candidates, approx.ann.ef_search)
+        best = np.sort(full[found])[-10:]
+        recall.append(float(np.mean(best >= kth)))
+        a, e = approx.query(text, at=AT, query_vec=q), exact.query(text, at=AT, query_vec=q)
+        same.append([(r["id"], r["score"]) for r in a.results] == [(r["id"], r["score"]) for r in e.results])
+    approx.close()
+    exact.close()
+    return {
+        "ann_recall_at_10": float(np.mean(recall)),
+        "ann_recall_min": float(np.min(recall)),
+        "ann_results_equal": float(np.mean(same)),
+        "ann_queries": len(texts),
+    }
+
+
+def measure_size(n: int, repeats: int = 200, dim: int = 384, tmp: str | None = None, ann: bool = False) -> dict:
+    """Build an n-fact bank in one subprocess, query it from a fresh one (module docstring);
+    ``ann``: with the approximate index, and its recall measured in a third process."""
     with tempfile.TemporaryDirectory(dir=tmp) as d:
         path = os.path.join(d, "bench.db")
         row: dict[str, Any] = {"n": n}
-        row |= {k: v for k, v in _child(f"build_bank({path!r}, {int(n)}, dim={int(dim)})").items() if k != "import_s"}
-        row |= _child(f"query_bank({path!r}, repeats={int(repeats)})")  # its import_s: frcore and frcore.bank
+        build = f"build_bank({path!r}, {int(n)}, dim={int(dim)}, ann={bool(ann)})"
+        row |= {k: v for k, v in _child(build).items() if k != "import_s"}
+        # its import_s: frcore and frcore.bank
+        row |= _child(f"query_bank({path!r}, repeats={int(repeats)}, ann={bool(ann)})")
+        if ann:
+            row["ann"] = True
+            if row.get("ann_rows"):
+                row |= {k: v for k, v in _child(f"ann_recall({path!r})").items() if k != "import_s"}
     med = row["query_median_ms"]
     row["target_ms"] = TARGET_MS.get(n)
     row["meets_target"] = (med <= TARGET_MS[n]) if n in TARGET_MS else None
@@ -112,7 +177,7 @@ def _child(call: str) -> dict:
     code = (
         "import time; t0 = time.perf_counter(); "
         "import json, frcore; frcore.prefer_sync_cpu_dispatch(); frcore.enable_compilation_cache(); "
-        "from frcore.bank._benchmark import build_bank, query_bank; import_s = time.perf_counter() - t0; "
+        "from frcore.bank._benchmark import ann_recall, build_bank, query_bank; import_s = time.perf_counter() - t0; "
         f"print(json.dumps({call} | {{'import_s': import_s}}))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=7200)
@@ -158,16 +223,26 @@ def query_embedding_ms(repeats: int = 30) -> dict:
     }
 
 
-def run(sizes=(1000, 20000, 100000), embedding: bool = True, log=print) -> dict:
+def run(sizes=(1000, 20000, 100000), embedding: bool = True, log=print, ann: bool = False) -> dict:
     rows = []
     for n in sizes:
-        row = measure_size(n)
+        row = measure_size(n, ann=ann)
         log(
             f"n={n}: ingest {row['ingest_facts_per_s']:.0f}/s, first query of a fresh process "
             f"{row['first_query_s']:.2f} s (imports {row['import_s']:.2f} s more), median "
             f"{row['query_median_ms']:.2f} ms (target {row['target_ms']} ms), peak RSS {row['peak_rss_mb']:.0f} MB "
             f"(ingest {row['ingest_peak_rss_mb']:.0f} MB), CPU dispatch {row['cpu_dispatch']}"
         )
+        if ann:
+            log(
+                f"n={n}: approximate index over {row.get('ann_rows', 0)} rows"
+                + (
+                    f", recall@10 {row['ann_recall_at_10']:.3f} (lowest {row['ann_recall_min']:.2f}), FR-full results "
+                    f"equal to exact on {100 * row['ann_results_equal']:.0f}% of {row['ann_queries']} queries"
+                    if "ann_recall_at_10" in row
+                    else " (below its min_rows: exact)"
+                )
+            )
         rows.append(row)
     cli = cli_query_wall_s(1000)  # the output contract: on a 1,000-fact bank, whatever the sizes
     log(f"fr bank query on a {cli['n']}-fact bank: {cli['cli_query_wall_s']:.2f} s wall (median of 5)")

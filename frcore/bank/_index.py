@@ -41,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from . import _ann
 from ._lexical import Postings
 
 FORMAT = "frcore-bank-index-v1"
@@ -139,6 +140,7 @@ class BankIndex:
         self.readonly = readonly
         #: the last error writing the index (the bank works without it, only slower to open)
         self.error: str | None = None
+        self._graph: _ann.Graph | None = None  # the approximate index last loaded (graph)
 
     @classmethod
     def existing(cls, db_path: str) -> BankIndex | None:
@@ -230,6 +232,43 @@ class BankIndex:
             raw=_RawFile(d / "raw.json"),
         )
 
+    def graph(self, cfg: _ann.AnnConfig) -> _ann.Graph | None:
+        """The approximate index (:mod:`frcore.bank._ann`) valid for this index as it is now,
+        loaded once per file; ``None`` when there is none."""
+        m = self._manifest()
+        side = _ann.read_sidecar(self.dir)
+        if side is None or not _ann.valid_for(side, m, cfg):
+            return None
+        if self._graph is not None and self._graph.file == side["file"]:
+            return self._graph
+        try:
+            self._graph = _ann.load(self.dir, side)
+        except (OSError, RuntimeError, ValueError, KeyError):
+            return None  # replaced under us, or unreadable: the query is exact
+        return self._graph
+
+    def update_graph(self, cfg: _ann.AnnConfig, complete: bool = False) -> bool:
+        """Build or extend the approximate index when it is due (:func:`frcore.bank._ann.due`).
+        Returns whether one was written; an error is kept in :attr:`error`."""
+        if self.readonly:
+            return False
+        try:
+            with self._locked():
+                m = self._manifest()
+                if m is None:
+                    return False
+                side = _ann.read_sidecar(self.dir)
+                base = side if _ann.valid_for(side, m, cfg) else None
+                rows = int(m.get("vector_rows", 0))
+                if not _ann.due(base, rows, cfg, complete):
+                    return False
+                new = _ann.build(self.dir, self.matrix(rows), m, cfg, base)
+                _scrub_graph(self.dir, keep=(str(new["file"]), _ann.SIDECAR))
+            return True
+        except (OSError, RuntimeError) as e:
+            self.error = f"{self.dir}: {getattr(e, 'strerror', None) or e}"
+            return False
+
     # ------------------------------------------------------------------ writing
     @contextlib.contextmanager
     def _locked(self):
@@ -294,6 +333,7 @@ class BankIndex:
             keep = [s for s in m["segments"] if int(s["hi"]) < seq]
             drop = [s for s in m["segments"] if int(s["hi"]) >= seq]
             self._commit(bank_id, erasures, keep)
+            _scrub_graph(self.dir)  # it holds a copy of every vector (quantized): rebuilt by the next write
             self._zero_vectors(sum(int(s["n"]) for s in keep), int(m["spec"]["dim"]))
             for s in drop:
                 _scrub(self.dir / s["dir"])
@@ -343,6 +383,7 @@ class BankIndex:
         os.replace(tmp, self.dir / "manifest.json")
 
     def _scrub_all(self, m: dict[str, Any] | None) -> None:
+        _scrub_graph(self.dir)
         for s in (m or {}).get("segments") or []:
             _scrub(self.dir / s["dir"])
         for p in self.dir.glob("seg-*"):  # a segment written but never committed
@@ -401,19 +442,33 @@ def _scrub(d: Path) -> None:
     if not d.exists():
         return
     for f in d.iterdir():
-        try:
-            size = f.stat().st_size
-            with open(f, "r+b") as fh:
-                chunk = b"\0" * (1 << 20)
-                left = size
-                while left > 0:
-                    fh.write(chunk[: min(left, len(chunk))])
-                    left -= min(left, len(chunk))
-                fh.flush()
-                os.fsync(fh.fileno())
-        except OSError:
-            pass
+        _zero_file(f)
     shutil.rmtree(d, ignore_errors=True)
+
+
+def _zero_file(f: Path) -> None:
+    """Overwrite the file ``f`` with zeros, synced (nothing when it cannot be opened)."""
+    try:
+        size = f.stat().st_size
+        with open(f, "r+b") as fh:
+            chunk = b"\0" * (1 << 20)
+            left = size
+            while left > 0:
+                fh.write(chunk[: min(left, len(chunk))])
+                left -= min(left, len(chunk))
+            fh.flush()
+            os.fsync(fh.fileno())
+    except OSError:
+        pass
+
+
+def _scrub_graph(folder: Path, keep: Sequence[str] = ()) -> None:
+    """Overwrite with zeros and delete every approximate-index file of ``folder`` but ``keep``."""
+    for f in _ann.files(folder):
+        if f.name not in keep:
+            _zero_file(f)
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(f)
 
 
 def merge_rows(parts: Sequence[Rows]) -> Rows:

@@ -40,7 +40,7 @@ formula.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, NamedTuple
 
@@ -342,12 +342,43 @@ class Prepared:
         self._rule_ages: dict[tuple, tuple] = {}  # ages under the rules, per (rules, decay, params id): (params, ages)
         self._rule_tables: dict[tuple, tuple] = {}  # kernel table for those ages: (params, table or False)
         self._turn_share: dict[int, tuple] = {}  # factor of turn_share="least", per params id: (params, factor)
+        self._related_csr: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}  # by source / related row
+        self._has_related: np.ndarray | None = None
 
     @property
     def ages(self) -> np.ndarray:
         if self._ages is None:
             self._ages = clock_ages(self.said_at_h, self.at_h)
         return self._ages
+
+    def related_of(self, rows: np.ndarray, by: str = "source") -> tuple[np.ndarray, np.ndarray]:
+        """(source, related row) of the related pairs whose source (``by="source"``) or related
+        row (``by="related"``) is one of ``rows``."""
+        got = self._related_csr.get(by)
+        if got is None:
+            src, dst = self.related if self.related is not None else (np.zeros(0, np.int64), np.zeros(0, np.int64))
+            src, dst = np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)
+            key = src if by == "source" else dst
+            order = np.argsort(key, kind="stable")
+            indptr = np.zeros(self.n + 1, dtype=np.int64)
+            np.cumsum(np.bincount(key, minlength=self.n), out=indptr[1:])
+            got = self._related_csr[by] = (indptr, src[order], dst[order])
+        indptr, src, dst = got
+        starts = indptr[rows]
+        counts = indptr[rows + 1] - starts
+        total = int(counts.sum())
+        if not total:
+            return src[:0], dst[:0]
+        pos = np.repeat(starts - np.cumsum(counts) + counts, counts) + np.arange(total)
+        return src[pos], dst[pos]
+
+    def has_related(self) -> np.ndarray:
+        """(n,) bool: the row is the source of a related pair (cached)."""
+        if self._has_related is None:
+            self.related_of(np.zeros(0, dtype=np.int64))
+            indptr = self._related_csr["source"][0]
+            self._has_related = indptr[1:] > indptr[:-1]
+        return self._has_related
 
     def rows_of_primary(self, cat: int) -> np.ndarray:
         """Rows whose primary category (argmax weight, first on ties) is ``cat``, ascending."""
@@ -662,6 +693,90 @@ def _top(vals: np.ndarray, idx: np.ndarray | None, count: int) -> np.ndarray:
     return idx[np.lexsort((idx, neg))][:count]
 
 
+@dataclass
+class PartialCosine:
+    """A query's cosine known exactly on some rows only (an approximate index's candidates and
+    the rows it does not hold), computed for any other row when :func:`retrieve` needs it.
+
+    ``values`` (n,) holds the exact cosine where ``known``, 0 elsewhere; ``bound`` is an upper
+    bound of every unknown row's cosine (the smallest cosine among the approximate index's
+    candidates: a bound when they are the rows nearest the query); ``exact(rows)`` returns the
+    exact cosine of ``rows`` (ascending). :func:`retrieve` then ranks exactly as with the full
+    cosine array whenever the bound holds: the cosine stage needs only the nearest rows (a row's
+    lifecycle-linked cosine is its own or a related row's), the forced stage computes every row
+    whose upper bound could reach its top, and σ of every candidate is computed exactly.
+    ``damaged``: a row computed later had a non-finite cosine (it counts as 0)."""
+
+    values: np.ndarray
+    known: np.ndarray
+    bound: float
+    exact: Callable[[np.ndarray], np.ndarray]
+    #: ``nearest(rows, k)``: up to k of ``rows`` (ascending) nearest the query by the approximate
+    #: index, ascending (``None``: not available)
+    nearest: Callable[[np.ndarray, int], np.ndarray] | None = None
+    candidates: int = 100
+    damaged: bool = False
+
+    def fill(self, rows: np.ndarray) -> np.ndarray:
+        """Compute the unknown ``rows`` (ascending, distinct); returns the rows computed."""
+        rows = rows[~self.known[rows]]
+        if rows.size:
+            v = np.asarray(self.exact(rows), dtype=self.values.dtype)
+            bad = ~np.isfinite(v)
+            if bad.any():
+                self.damaged = True
+                v[bad] = 0.0
+            self.values[rows] = v
+            self.known[rows] = True
+        return rows
+
+
+#: most rows the forced stage computes beyond its first candidates over a partial cosine (when
+#: more could reach its top, the ones with the highest bound are computed: approximate)
+FORCED_FILL_MAX = 2048
+
+
+def _forced_top(idx, count, sigma, complete, cos, exact, partial, bm, bm_n, hw, prep) -> np.ndarray:
+    """The forced stage's ``_top(sigma(idx), idx, count)`` over a :class:`PartialCosine`.
+
+    First computed: the rows of ``idx`` already known, the ``count`` best of them by BM25 and,
+    with ``partial.nearest``, the rows of ``idx`` the approximate index finds nearest. An
+    unknown row's σ is at most (1 − γ)·c + γ·bm25 with c the largest of its linked cosine so far,
+    the bound of its cosine (the smallest cosine of the rows found nearest among ``idx``; else
+    ``partial.bound``) and, for a row with related rows, ``partial.bound``. Then every row whose
+    bound reaches the ``count``-th best computed σ is computed (at most :data:`FORCED_FILL_MAX`,
+    those of highest bound), and the top is taken over computed rows: exact whenever the bounds
+    hold and no more than that many rows could reach the top."""
+    pool = [idx[exact[idx]], _top(bm[idx], idx, count)]
+    bound = float(partial.bound)
+    if partial.nearest is not None:
+        near = partial.nearest(idx, max(int(partial.candidates), count))
+        pool.append(near)
+        if near.size < idx.size:
+            complete(near)
+            bound = float(np.clip(partial.values[near], 0.0, 1.0).min()) if near.size else bound
+        else:
+            bound = -1.0
+    first = _union(pool)
+    complete(first)
+    bound_c = max(0.0, min(1.0, bound))
+    linked_bound = max(bound_c, float(np.clip(partial.bound, 0.0, 1.0)))
+    cos_up = np.where(prep.has_related()[idx], np.maximum(cos[idx], linked_bound), np.maximum(cos[idx], bound_c))
+    cos_up = np.where(exact[idx], cos[idx], cos_up).astype(np.float64)
+    upper = (1.0 - hw) * cos_up + hw * bm_n(idx)
+    if first.size >= count:
+        threshold = np.sort(sigma(first))[-count]
+        reach = (upper >= threshold) & ~exact[idx]
+        more = idx[reach]
+        if more.size > FORCED_FILL_MAX:
+            more = np.sort(_top(upper[reach], more, FORCED_FILL_MAX))
+        complete(more)
+    else:
+        complete(idx)
+    done = idx[exact[idx]]
+    return _top(sigma(done), done, count)
+
+
 def _union(parts: list[np.ndarray]) -> np.ndarray:
     """Sorted distinct rows of the stages' results (``np.unique`` of their concatenation)."""
     c = np.concatenate(parts) if len(parts) > 1 else parts[0].copy()
@@ -688,8 +803,12 @@ def retrieve(
 
     ``prep`` carries the snapshot's per-edge arrays as of one valid time (:class:`Prepared`,
     built once per snapshot and shared by its queries); ``cosine`` and ``bm25`` are the query's
-    similarities to every row. Returns up to ``config.k`` results.
+    similarities to every row (``cosine`` may be a :class:`PartialCosine`: known on some rows,
+    computed for others as needed). Returns up to ``config.k`` results.
     """
+    partial = cosine if isinstance(cosine, PartialCosine) else None
+    if partial is not None:
+        cosine = partial.values
     n = cosine.shape[0]
     intent_i = T.intent_index(intent)
     state, alive, alive_idx = prep.variant(config.untyped_expiry, config.overwrite)
@@ -706,13 +825,40 @@ def retrieve(
     cos_raw = np.clip(np.asarray(cosine, dtype=work), 0.0, 1.0)
     cos = cos_raw
     if propagate and rel is not None:
-        # per source row, the maximum of propagation x cos over its related rows
-        src, dst = rel
+        # per source row, the maximum of propagation x cos over its related rows (of a partial
+        # cosine, over the known ones: an unknown row's cosine counts as 0 until computed)
+        src, dst = rel if partial is None else prep.related_of(np.flatnonzero(partial.known), by="related")
         cos = cos_raw.copy()
         linked = cos_raw[dst]
         if config.propagation != 1.0:
             linked *= config.propagation
         np.maximum.at(cos, src, linked)  # one hop from cos_raw; max is exact in any order
+    exact = np.zeros(n, dtype=bool) if partial is not None else None  # rows whose cos is computed exactly
+
+    def complete(rows: np.ndarray) -> None:
+        """Make cos_raw and cos exact on ``rows`` (ascending, distinct) of a partial cosine."""
+        if partial is None or exact is None:
+            return
+        rows = rows[~exact[rows]]
+        if not rows.size:
+            return
+        if propagate:
+            src_e, dst_e = prep.related_of(rows)
+            need = _union([rows, dst_e]) if dst_e.size else rows
+        else:
+            need = rows
+        done = partial.fill(need)
+        if done.size:
+            cos_raw[done] = np.clip(partial.values[done].astype(work), 0.0, 1.0)
+        if propagate:
+            cos[rows] = cos_raw[rows]
+            if dst_e.size:
+                linked_e = cos_raw[dst_e]
+                if config.propagation != 1.0:
+                    linked_e = linked_e * config.propagation
+                np.maximum.at(cos, src_e, linked_e)
+        exact[rows] = True
+
     bm = np.asarray(bm25, dtype=np.float64)
     if alive_idx is None:
         bm_max = bm.max() if n else 0.0
@@ -733,6 +879,9 @@ def retrieve(
         if config.ranker == "bm25":
             idx = idx[bm[idx] > 0]
         order = _top(s[idx], idx, config.k) if idx.size else idx
+        if partial is not None and config.ranker == "cosine" and order.size:
+            complete(np.sort(order))
+            order = _top(s[order], order, config.k) if order.size > 1 else order
         return Retrieval(
             tuple(Retrieved(int(i), float(s[i]), {config.ranker: float(s[i])}, (config.ranker,)) for i in order),
             int(idx.size),
@@ -761,7 +910,11 @@ def retrieve(
         idx = prep.rows_of_primary(top_routed)
         if alive_idx is not None:
             idx = idx[alive[idx]]
-        if idx.size:
+        if idx.size and partial is not None:
+            found.append(
+                ("forced", _forced_top(idx, config.n_forced, sigma, complete, cos, exact, partial, bm, bm_n, hw, prep))
+            )
+        elif idx.size:
             found.append(("forced", _top(sigma(idx), idx, config.n_forced)))
 
     # Stage 4: dedup (a row found by several stages appears once, with every stage recorded).
@@ -769,6 +922,7 @@ def retrieve(
         return Retrieval((), 0, 0)
     cand = _union([rows for _, rows in found])
     n_cand = cand.size
+    complete(cand)
     sig = sigma(cand)
 
     # Stage 5: staleness-aware distillation.

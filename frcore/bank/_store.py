@@ -1728,6 +1728,16 @@ class Store:
             with contextlib.suppress(OSError):
                 index.scrub()
 
+    def graph(self, cfg):
+        """The bank index's approximate index for ``cfg`` (:meth:`frcore.bank._index.BankIndex.graph`), or ``None``."""
+        index = self._index
+        return None if index is None else index.graph(cfg)
+
+    def update_graph(self, cfg, complete: bool = False) -> bool:
+        """Build or extend the approximate index when due (a writable store with an index)."""
+        index = self._index
+        return index is not None and not self.readonly and index.update_graph(cfg, complete)
+
     def sync_index(self) -> None:
         """Bring the bank's index up to date with the stored rows (a writable store with an
         index; called after each add so that the next process to open the bank reads them

@@ -132,11 +132,23 @@ def read_facts(path: str | Path) -> list:
     return load_facts(path)[0]
 
 
+ANN_HELP = (
+    "rank with the approximate nearest-neighbour index (faiss HNSW, for banks of 50,000 facts or more; "
+    "docs/performance.md)"
+)
+
+
 def _open(args, readonly: bool = False, params=None):
     from ._bank import Bank
 
     return Bank.open(
-        args.path, embedder=args.embedder, params=params, readonly=readonly, create=False, user=_user(args)
+        args.path,
+        embedder=args.embedder,
+        params=params,
+        readonly=readonly,
+        create=False,
+        user=_user(args),
+        ann=bool(getattr(args, "ann", False)),
     )
 
 
@@ -330,7 +342,7 @@ def _run(args) -> int:
     if cmd == "bench":
         from ._benchmark import run as bench
 
-        res = bench(tuple(int(x) for x in args.sizes.split(",")), embedding=not args.no_embedding)
+        res = bench(tuple(int(x) for x in args.sizes.split(",")), embedding=not args.no_embedding, ann=args.ann)
         if args.json:
             _write_out(args.json, json.dumps(res, indent=1))
         return 0
@@ -503,6 +515,7 @@ def register(subparsers) -> None:
     )
     common(sp)
     sp.add_argument("file")
+    sp.add_argument("--ann", action="store_true", help=ANN_HELP + "; this add builds or extends it when due")
     for name in ("retract", "erase"):
         sp = sub.add_parser(name, help=f"{name} a fact by id")
         common(sp, embedder=False)
@@ -537,6 +550,7 @@ def register(subparsers) -> None:
         common(sp)
         add_params_arguments(sp)
         sp.add_argument("text")
+        sp.add_argument("--ann", action="store_true", help=ANN_HELP + " (when the bank has one; else exact)")
         sp.add_argument("--at", help="query (valid) time, YYYY-MM-DD or ISO (default now)")
         sp.add_argument("--known-at", dest="known_at", help="transaction-time cut: what the bank knew then")
         sp.add_argument("--k", type=int, default=10, help="results (1 to 20, the pipeline's distilled candidates)")
@@ -547,6 +561,11 @@ def register(subparsers) -> None:
     sp = sub.add_parser("bench", help="benchmark ingest, query latency and memory at several bank sizes (JSON)")
     sp.add_argument("--sizes", default="1000,20000,100000")
     sp.add_argument("--no-embedding", action="store_true", help="skip the MiniLM query-embedding timing")
+    sp.add_argument(
+        "--ann",
+        action="store_true",
+        help="with the approximate index (from 50,000 facts): ingest includes building it; adds ann_recall_at_10",
+    )
     sp.add_argument("--json")
     sp = sub.add_parser("export", help="export every edge, transition and audit record of one user as JSON")
     common(sp, with_json=False)

@@ -627,6 +627,8 @@ def _serve(args) -> int:
     kwargs: dict[str, Any] = {"params": params, "owner": args.owner, "user": check_user(args.user, "--user")}
     if args.embedder:
         kwargs["embedder"] = args.embedder
+    if args.ann:
+        kwargs["ann"] = True
     try:
         import mcp  # noqa: F401
     except ImportError as e:
@@ -697,6 +699,12 @@ def register(subparsers) -> None:
         default=None,
         help=f"serve streamable HTTP at http://HOST:PORT{HTTP_PATH} instead of stdio "
         f"(host default {DEFAULT_HTTP_HOST})",
+    )
+    p.add_argument(
+        "--ann",
+        action="store_true",
+        help="rank with the approximate nearest-neighbour index, built and extended as facts are added "
+        "(banks of 50,000 facts or more; docs/performance.md)",
     )
     p.add_argument(
         "--log-level",

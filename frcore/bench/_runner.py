@@ -8,6 +8,7 @@ field never reaches the bank: lifecycle states are derived by the bank as of ``a
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import os
 import subprocess
@@ -78,15 +79,20 @@ def run_persona(
     workdir: str | None = None,
     owner_aware: bool = True,
     keep_outcome: bool = False,
+    ann=None,
 ) -> list[dict]:
     """Every question of one persona under every system → per-question records (with
-    ``keep_outcome`` also the :class:`Outcome` object under ``"_outcome"``, for aggregation)."""
+    ``keep_outcome`` also the :class:`Outcome` object under ``"_outcome"``, for aggregation).
+    ``ann``: rank through an approximate index with these settings (:class:`frcore.bank._ann.AnnConfig`)."""
     router = Router(embedder)
     tmp = tempfile.TemporaryDirectory(dir=workdir)
     try:
         # The bank knows whose memory it is (the persona's name), as any deployed bank would.
         bank = Bank.open(
-            os.path.join(tmp.name, f"{suite.persona}.db"), embedder=embedder, owner=suite.name if owner_aware else None
+            os.path.join(tmp.name, f"{suite.persona}.db"),
+            embedder=embedder,
+            owner=suite.name if owner_aware else None,
+            ann=ann,
         )
         bank.router = router
         bank.add(bank_records(suite, router, embedder, bank.normalize))
@@ -181,8 +187,10 @@ def run_benchmark(
     progress: bool = True,
     suite_label: str = "",
     pipeline_overrides: dict | None = None,
+    ann=None,
 ) -> dict:
-    """Run every system on every persona; returns the ``fr bench run`` result dict."""
+    """Run every system on every persona; returns the ``fr bench run`` result dict (``ann``:
+    through an approximate index, :func:`run_persona`)."""
     from tqdm import tqdm
 
     from ._systems import with_overrides
@@ -202,6 +210,7 @@ def run_benchmark(
                 base_params=base_params,
                 keep_terms=keep_terms,
                 keep_outcome=True,
+                ann=ann,
             )
         )
     summary = summarize(records, names)
@@ -214,6 +223,7 @@ def run_benchmark(
         "embedder": getattr(embedder, "name", str(embedder)),
         "gold_intent": gold_intent,
         "pipeline_overrides": pipeline_overrides or {},
+        **({"ann": dataclasses.asdict(ann)} if ann is not None else {}),
         "param_overrides": param_changes(base_params) if base_params is not None else {},
         "git_revision": git_revision(),
         "seconds": round(time.perf_counter() - t0, 2),

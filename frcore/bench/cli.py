@@ -28,6 +28,7 @@ def _run(args) -> int:
         keep_terms=not args.no_terms,
         base_params=base,
         pipeline_overrides=pipeline or None,
+        ann=_ann_from_args(args),
     )
     if args.params:
         result["params_file"] = str(args.params)
@@ -44,6 +45,15 @@ def _run(args) -> int:
         file=sys.stderr,
     )
     return 0
+
+
+def _ann_from_args(args):
+    """``--ann``: every persona's bank ranks through an approximate index, whatever its size."""
+    if not args.ann:
+        return None
+    from ..bank._ann import AnnConfig
+
+    return AnnConfig(min_rows=0)
 
 
 def _report(args) -> int:
@@ -72,6 +82,12 @@ def register(subparsers) -> None:
         default=[],
         metavar="KEY=VALUE",
         help="override a PipelineConfig field on every FR system, e.g. hybrid_weight=0.3 (repeatable)",
+    )
+    r.add_argument(
+        "--ann",
+        action="store_true",
+        help="rank through FR-Bank's approximate nearest-neighbour index (built for every bank, whatever its size), "
+        "to compare with the exact cosine",
     )
     add_params_arguments(r)
     r.set_defaults(func=_run)

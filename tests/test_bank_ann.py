@@ -1,0 +1,262 @@
+"""FR-Bank's approximate index (frcore.bank._ann): a query over a partial cosine ranks as over the
+full one whenever the rows it knows include the nearest ones; the graph is built, extended,
+ignored when stale and scrubbed by an erase."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from frcore import default_params
+from frcore._types import State
+from frcore.bank._ann import SIDECAR, AnnConfig, ApproximateRows
+from frcore.bank._bank import Bank, IndexedRows
+from frcore.bank._pipeline import PartialCosine, PipelineConfig, Prepared, related_pairs, retrieve
+from frcore.bank._store import synthetic_facts
+
+pytest.importorskip("faiss")
+
+
+def _linked(cos_raw: np.ndarray, related, propagation: float) -> np.ndarray:
+    cos = cos_raw.copy()
+    if propagation > 0 and len(related[0]):
+        np.maximum.at(cos, related[0], propagation * cos_raw[related[1]])
+    return cos
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_partial_cosine_ranks_as_the_full_one(data):
+    """retrieve over a PartialCosine that knows every row whose cosine reaches the cosine
+    stage's (or the flat ranker's) threshold, with any valid bound for the rest, returns exactly
+    the results of the full cosine array: every stage, propagation, ties and dead rows included."""
+    n = data.draw(st.integers(1, 160))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    w = rng.dirichlet(np.ones(11), size=n)
+    slots = [None if rng.random() < 0.4 else f"s{rng.integers(0, max(1, n // 5))}" for _ in range(n)]
+    said = rng.uniform(0, 1000, n).round()
+    related = related_pairs(slots, said, [{}] * n, {})
+    prep_kw = dict(
+        weights=w,
+        said_at_h=said,
+        event_h=np.where(rng.random(n) < 0.3, rng.uniform(0, 2000, n), np.nan),
+        state=rng.integers(0, len(State), n),
+        confidence=rng.choice([0.4, 1.0], n),
+        numeric=rng.random(n) < 0.1,
+        slots=slots,
+        eligible=rng.random(n) < 0.9,
+        at_h=1000.0,
+        related=related,
+    )
+    cos = (
+        rng.choice(np.array([-0.2, 0.0, 0.3, 0.3, 0.7], np.float32), n)
+        if data.draw(st.booleans())
+        else rng.uniform(-0.3, 1, n).astype(np.float32)
+    )
+    bm = rng.choice([0.0, 0.0, 1.5, 2.0, 3.0], n)
+    routing = np.zeros(11)
+    routing[rng.integers(0, 11)] = 1.0
+    config = PipelineConfig(
+        propagation=data.draw(st.sampled_from([0.0, 0.5, 1.0])),
+        ranker=data.draw(st.sampled_from(["lifecycle", "lifecycle", "cosine"])),
+        overwrite=data.draw(st.booleans()),
+        n_cosine=data.draw(st.sampled_from([1, 5, 30])),
+        n_forced=data.draw(st.sampled_from([0, 3, 20])),
+        k=data.draw(st.sampled_from([1, 10])),
+    )
+    kw = dict(
+        bm25=bm,
+        routing=routing,
+        intent=data.draw(st.sampled_from(["current", "historical"])),
+        params=default_params(),
+        config=config,
+    )
+    expect = retrieve(Prepared(**prep_kw), cosine=cos, **kw)
+
+    # the thresholds the argument needs, over the rows alive in the pipeline's variant
+    alive = Prepared(**prep_kw).variant(config.untyped_expiry, config.overwrite)[1]
+    raw = np.clip(cos.astype(np.float64), 0, 1)
+    lin = _linked(raw, related, config.propagation)
+    need = []
+    for vals, count in ((lin, config.n_cosine), (raw, config.k)):
+        pool = np.sort(vals[alive])[::-1]
+        need.append(pool[min(count, pool.size) - 1] if pool.size else 0.0)
+    known = raw >= min(need)
+    known |= rng.random(n) < data.draw(st.sampled_from([0.0, 0.3]))  # and some other rows
+    unknown_max = float(cos[~known].max()) if (~known).any() else -1.0
+    bound = unknown_max + data.draw(st.sampled_from([0.0, 0.05, 2.0]))  # any upper bound
+    asked: list[np.ndarray] = []
+
+    def exact(rows: np.ndarray) -> np.ndarray:
+        assert np.all(np.diff(rows) > 0) and not known_at_start[rows].any()
+        asked.append(rows)
+        return cos[rows]
+
+    def nearest(rows: np.ndarray, k: int) -> np.ndarray:  # a perfect graph: the k nearest of rows
+        return np.sort(rows[np.lexsort((rows, -cos[rows]))][:k])
+
+    known_at_start = known.copy()
+    partial = PartialCosine(
+        np.where(known, cos, 0).astype(np.float32),
+        known.copy(),
+        bound,
+        exact,
+        nearest if data.draw(st.booleans()) else None,
+        data.draw(st.sampled_from([1, 4, 50])),
+    )
+    got = retrieve(Prepared(**prep_kw), cosine=partial, **kw)
+    assert got.results == expect.results
+    assert got.n_candidates == expect.n_candidates and got.n_distilled == expect.n_distilled
+    np.testing.assert_array_equal(*(r.rows if r.rows is not None else [] for r in (got, expect)))
+    assert not partial.damaged
+    np.testing.assert_array_equal(partial.values[partial.known], cos[partial.known])
+
+
+def _bank_facts(n: int) -> list[dict]:
+    return synthetic_facts(n, seed=3)
+
+
+QUERIES = [
+    "what is the latest about topic 42",
+    "synthetic fact number 17",
+    "synthetic fact number 901 about topic",
+    "any upcoming obligations this week",
+    "which slot changed recently",
+]
+
+
+def _systems():
+    from frcore.bench._systems import resolve_systems
+
+    return resolve_systems("all")
+
+
+def test_bank_with_an_exhaustive_graph_answers_as_without(tmp_path):
+    """A graph asked for more candidates than the bank has rows returns every row: every
+    benchmark system then ranks exactly as the exact cosine does (results, scores, terms)."""
+    path = str(tmp_path / "b.db")
+    facts = _bank_facts(1200)
+    cfg = AnnConfig(min_rows=0, candidates=2000, ef_search=2000, growth=0.5)
+    with Bank.open(path, embedder="hash-384", ann=cfg) as bank:
+        bank.add(facts[:1000])
+        bank.add(facts[1000:])  # the graph holds 1,000 rows; the other 200 are computed exactly
+    side = json.loads((tmp_path / "b.db.index" / SIDECAR).read_text())
+    assert side["rows"] == 1000
+    a = Bank.open(path, readonly=True, ann=cfg)
+    e = Bank.open(path, readonly=True)
+    systems = _systems()
+    for q in QUERIES:
+        for s in systems:
+            ra = a.query(q, at="2025-03-01", config=s.pipeline, k=s.pipeline.k, explain=True)
+            re_ = e.query(q, at="2025-03-01", config=s.pipeline, k=s.pipeline.k, explain=True)
+            assert [(r["id"], r["score"], r["terms"]) for r in ra.results] == [
+                (r["id"], r["score"], r["terms"]) for r in re_.results
+            ], (q, s.name)
+            assert (ra.candidate_ids, ra.n_candidates) == (re_.candidate_ids, re_.n_candidates)
+            assert [r["explanation"] for r in ra.results] == [r["explanation"] for r in re_.results]
+    assert all(isinstance(v.vectors, ApproximateRows) for v in a._views.values())
+    assert all(isinstance(v.vectors, IndexedRows) for v in e._views.values())
+    a.close()
+    e.close()
+
+
+def test_graph_is_extended_when_due_and_found_rows_are_near(tmp_path):
+    """The graph grows once the rows it lacks exceed its growth share; its candidates are near
+    the query (recall@10 against the exact cosine, over the bank's own texts)."""
+    path = str(tmp_path / "b.db")
+    facts = _bank_facts(3000)
+    cfg = AnnConfig(min_rows=500, candidates=50, ef_search=400, growth=0.5)
+    folder = tmp_path / "b.db.index"
+    with Bank.open(path, embedder="hash-384", ann=cfg) as bank:
+        bank.add(facts[:400])
+        assert not (folder / SIDECAR).exists()  # below min_rows
+        bank.add(facts[400:1000])
+        assert json.loads((folder / SIDECAR).read_text())["rows"] == 1000
+        bank.add(facts[1000:1400])  # 400 ≤ 0.5 × 1000: not yet
+        assert json.loads((folder / SIDECAR).read_text())["rows"] == 1000
+        bank.add(facts[1400:3000])
+        assert json.loads((folder / SIDECAR).read_text())["rows"] == 3000
+        assert len(list(folder.glob("ann-*.faiss"))) == 1  # the superseded graph is gone
+    bank = Bank.open(path, readonly=True, ann=cfg)
+    loaded = bank.store._load()
+    graph = bank.store.graph(cfg)
+    matrix = bank.store.row_sources(bank.store.version())[0] if bank.store.row_sources(bank.store.version()) else None
+    assert graph is not None and matrix is not None and loaded.n == 3000
+    hits = []
+    for i in range(0, 3000, 150):
+        q = bank.embedder.embed([facts[i]["text"]])[0]
+        exact = matrix @ q
+        kth = np.sort(exact)[-10]
+        found = graph.search(q, 50, 400)
+        top = np.sort(exact[found])[-10:]
+        hits.append(np.mean(top >= kth - 1e-6))
+    assert np.mean(hits) >= 0.9
+    bank.close()
+
+
+def test_erase_scrubs_the_graph_and_the_next_add_rebuilds_it(tmp_path):
+    """The graph holds a (quantized) copy of every vector: an erase overwrites its file with
+    zeros and deletes it; queries are exact until a write rebuilds it."""
+    path = str(tmp_path / "b.db")
+    facts = _bank_facts(700)
+    cfg = AnnConfig(min_rows=100, candidates=30, ef_search=200)
+    folder = tmp_path / "b.db.index"
+    with Bank.open(path, embedder="hash-384", ann=cfg) as bank:
+        bank.add(facts[:600])
+        (old,) = folder.glob("ann-*.faiss")
+        bank.erase(facts[5]["id"])
+        assert not old.exists() and not (folder / SIDECAR).exists() and not list(folder.glob("*ann-*"))
+        assert bank.query("synthetic fact number 5", at="2025-03-01").ids[0] != facts[5]["id"]
+        assert all(isinstance(v.vectors, IndexedRows) for v in bank._views.values())
+        bank.add(facts[600:])
+        assert json.loads((folder / SIDECAR).read_text())["rows"] == 699
+    reader = Bank.open(path, readonly=True, ann=cfg)
+    res = reader.query("synthetic fact number 6", at="2025-03-01")
+    assert facts[5]["id"] not in res.ids
+    assert all(isinstance(v.vectors, ApproximateRows) for v in reader._views.values())
+    reader.close()
+
+
+def test_stale_or_foreign_graph_is_not_used(tmp_path):
+    """A graph made for other build settings, or whose sidecar names another bank, is ignored
+    (the query is exact); a graph file that does not load is ignored too."""
+    path = str(tmp_path / "b.db")
+    cfg = AnnConfig(min_rows=0, candidates=20, ef_search=100)
+    with Bank.open(path, embedder="hash-384", ann=cfg) as bank:
+        bank.add(_bank_facts(300))
+    folder = tmp_path / "b.db.index"
+    other = AnnConfig(min_rows=0, candidates=20, ef_search=100, m=8)
+    reader = Bank.open(path, readonly=True, ann=other)
+    reader.query("synthetic fact number 3", at="2025-03-01")
+    assert all(isinstance(v.vectors, IndexedRows) for v in reader._views.values())
+    reader.close()
+    side = json.loads((folder / SIDECAR).read_text())
+    (folder / SIDECAR).write_text(json.dumps(side | {"bank_id": "someone else"}))
+    reader = Bank.open(path, readonly=True, ann=cfg)
+    reader.query("synthetic fact number 3", at="2025-03-01")
+    assert all(isinstance(v.vectors, IndexedRows) for v in reader._views.values())
+    reader.close()
+    (folder / SIDECAR).write_text(json.dumps(side))
+    with open(folder / side["file"], "r+b") as fh:
+        fh.write(b"\0" * 64)
+    reader = Bank.open(path, readonly=True, ann=cfg)
+    res = reader.query("synthetic fact number 3", at="2025-03-01")
+    assert res.ids and all(isinstance(v.vectors, IndexedRows) for v in reader._views.values())
+    reader.close()
+
+
+@pytest.mark.parametrize(
+    "field, value", [("candidates", 0), ("ef_search", -1), ("min_rows", -5), ("growth", 0.0), ("m", True)]
+)
+def test_ann_config_names_a_bad_field(field, value):
+    with pytest.raises(ValueError, match=f"ann.{field}"):
+        AnnConfig(**{field: value})
+
+
+def test_ann_needs_the_index(tmp_path):
+    with pytest.raises(ValueError, match="ann"):
+        Bank.open(os.path.join(tmp_path, "b.db"), embedder="hash-384", index=False, ann=True)
