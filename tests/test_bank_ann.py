@@ -1,5 +1,5 @@
 """FR-Bank's approximate index (frcore.bank._ann): a query over a partial cosine ranks as over the
-full one whenever the rows it knows include the nearest ones; the graph is built, extended,
+full one whenever the rows it knows include the nearest ones; the approximate index is built, extended,
 ignored when stale and scrubbed by an erase."""
 
 from __future__ import annotations
@@ -17,8 +17,6 @@ from frcore.bank._ann import SIDECAR, AnnConfig, ApproximateRows
 from frcore.bank._bank import Bank, IndexedRows
 from frcore.bank._pipeline import PartialCosine, PipelineConfig, Prepared, related_pairs, retrieve
 from frcore.bank._store import synthetic_facts
-
-pytest.importorskip("faiss")
 
 
 def _linked(cos_raw: np.ndarray, related, propagation: float) -> np.ndarray:
@@ -96,18 +94,8 @@ def test_partial_cosine_ranks_as_the_full_one(data):
         asked.append(rows)
         return cos[rows]
 
-    def nearest(rows: np.ndarray, k: int) -> np.ndarray:  # a perfect graph: the k nearest of rows
-        return np.sort(rows[np.lexsort((rows, -cos[rows]))][:k])
-
     known_at_start = known.copy()
-    partial = PartialCosine(
-        np.where(known, cos, 0).astype(np.float32),
-        known.copy(),
-        bound,
-        exact,
-        nearest if data.draw(st.booleans()) else None,
-        data.draw(st.sampled_from([1, 4, 50])),
-    )
+    partial = PartialCosine(np.where(known, cos, 0).astype(np.float32), known.copy(), bound, exact)
     got = retrieve(Prepared(**prep_kw), cosine=partial, **kw)
     assert got.results == expect.results
     assert got.n_candidates == expect.n_candidates and got.n_distilled == expect.n_distilled
@@ -135,15 +123,15 @@ def _systems():
     return resolve_systems("all")
 
 
-def test_bank_with_an_exhaustive_graph_answers_as_without(tmp_path):
-    """A graph asked for more candidates than the bank has rows returns every row: every
+def test_bank_with_an_exhaustive_ann_index_answers_as_without(tmp_path):
+    """An index asked for more candidates than the bank has rows returns every row: every
     benchmark system then ranks exactly as the exact cosine does (results, scores, terms)."""
     path = str(tmp_path / "b.db")
     facts = _bank_facts(1200)
-    cfg = AnnConfig(min_rows=0, candidates=2000, ef_search=2000, growth=0.5)
+    cfg = AnnConfig(min_rows=0, candidates=2000, growth=0.5)
     with Bank.open(path, embedder="hash-384", ann=cfg) as bank:
         bank.add(facts[:1000])
-        bank.add(facts[1000:])  # the graph holds 1,000 rows; the other 200 are computed exactly
+        bank.add(facts[1000:])  # the index holds 1,000 rows; the other 200 are computed exactly
     side = json.loads((tmp_path / "b.db.index" / SIDECAR).read_text())
     assert side["rows"] == 1000
     a = Bank.open(path, readonly=True, ann=cfg)
@@ -164,12 +152,12 @@ def test_bank_with_an_exhaustive_graph_answers_as_without(tmp_path):
     e.close()
 
 
-def test_graph_is_extended_when_due_and_found_rows_are_near(tmp_path):
-    """The graph grows once the rows it lacks exceed its growth share; its candidates are near
+def test_ann_index_is_extended_when_due_and_found_rows_are_near(tmp_path):
+    """The index grows once the rows it lacks exceed its growth share; its candidates are near
     the query (recall@10 against the exact cosine, over the bank's own texts)."""
     path = str(tmp_path / "b.db")
     facts = _bank_facts(3000)
-    cfg = AnnConfig(min_rows=500, candidates=50, ef_search=400, growth=0.5)
+    cfg = AnnConfig(min_rows=500, candidates=50, growth=0.5)
     folder = tmp_path / "b.db.index"
     with Bank.open(path, embedder="hash-384", ann=cfg) as bank:
         bank.add(facts[:400])
@@ -180,30 +168,30 @@ def test_graph_is_extended_when_due_and_found_rows_are_near(tmp_path):
         assert json.loads((folder / SIDECAR).read_text())["rows"] == 1000
         bank.add(facts[1400:3000])
         assert json.loads((folder / SIDECAR).read_text())["rows"] == 3000
-        assert len(list(folder.glob("ann-*.faiss"))) == 1  # the superseded graph is gone
+        assert len(list(folder.glob("ann-*.faiss"))) == 1  # the superseded index is gone
     bank = Bank.open(path, readonly=True, ann=cfg)
     loaded = bank.store._load()
-    graph = bank.store.graph(cfg)
+    index = bank.store.ann_index(cfg)
     matrix = bank.store.row_sources(bank.store.version())[0] if bank.store.row_sources(bank.store.version()) else None
-    assert graph is not None and matrix is not None and loaded.n == 3000
+    assert index is not None and matrix is not None and loaded.n == 3000
     hits = []
     for i in range(0, 3000, 150):
         q = bank.embedder.embed([facts[i]["text"]])[0]
         exact = matrix @ q
         kth = np.sort(exact)[-10]
-        found = graph.search(q, 50, 400)
+        found = index.search(q, 50)
         top = np.sort(exact[found])[-10:]
         hits.append(np.mean(top >= kth - 1e-6))
     assert np.mean(hits) >= 0.9
     bank.close()
 
 
-def test_erase_scrubs_the_graph_and_the_next_add_rebuilds_it(tmp_path):
-    """The graph holds a (quantized) copy of every vector: an erase overwrites its file with
+def test_erase_scrubs_the_ann_index_and_the_next_add_rebuilds_it(tmp_path):
+    """The index holds a (compressed) copy of every vector: an erase overwrites its file with
     zeros and deletes it; queries are exact until a write rebuilds it."""
     path = str(tmp_path / "b.db")
     facts = _bank_facts(700)
-    cfg = AnnConfig(min_rows=100, candidates=30, ef_search=200)
+    cfg = AnnConfig(min_rows=100, candidates=30)
     folder = tmp_path / "b.db.index"
     with Bank.open(path, embedder="hash-384", ann=cfg) as bank:
         bank.add(facts[:600])
@@ -221,15 +209,15 @@ def test_erase_scrubs_the_graph_and_the_next_add_rebuilds_it(tmp_path):
     reader.close()
 
 
-def test_stale_or_foreign_graph_is_not_used(tmp_path):
-    """A graph made for other build settings, or whose sidecar names another bank, is ignored
-    (the query is exact); a graph file that does not load is ignored too."""
+def test_stale_or_foreign_ann_index_is_not_used(tmp_path):
+    """An index made for other settings, or whose sidecar names another bank, is ignored
+    (the query is exact); an index file that does not load is ignored too."""
     path = str(tmp_path / "b.db")
-    cfg = AnnConfig(min_rows=0, candidates=20, ef_search=100)
+    cfg = AnnConfig(min_rows=0, candidates=20)
     with Bank.open(path, embedder="hash-384", ann=cfg) as bank:
         bank.add(_bank_facts(300))
     folder = tmp_path / "b.db.index"
-    other = AnnConfig(min_rows=0, candidates=20, ef_search=100, m=8)
+    other = AnnConfig(min_rows=0, candidates=20, pq_dims=8)
     reader = Bank.open(path, readonly=True, ann=other)
     reader.query("synthetic fact number 3", at="2025-03-01")
     assert all(isinstance(v.vectors, IndexedRows) for v in reader._views.values())
@@ -250,7 +238,7 @@ def test_stale_or_foreign_graph_is_not_used(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "field, value", [("candidates", 0), ("ef_search", -1), ("min_rows", -5), ("growth", 0.0), ("m", True)]
+    "field, value", [("candidates", 0), ("pq_dims", -1), ("min_rows", -5), ("growth", 0.0), ("candidates", True)]
 )
 def test_ann_config_names_a_bad_field(field, value):
     with pytest.raises(ValueError, match=f"ann.{field}"):

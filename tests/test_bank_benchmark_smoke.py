@@ -32,11 +32,8 @@ def test_embedding_section_reports_query_latency_and_batched_throughput(monkeypa
 
 
 def test_ann_recall_is_measured(tmp_path):
-    """The approximate index's recall and result agreement on a small bank (its graph holds every
-    row and is searched with a beam wider than the bank: nothing is missed)."""
-    import pytest
-
-    pytest.importorskip("faiss")
+    """The approximate index's recall and result agreement on a small bank (asked for more
+    candidates than the bank has rows: nothing is missed)."""
     from frcore.bank._ann import AnnConfig
     from frcore.bank._bank import Bank
     from frcore.bank._benchmark import ann_recall, recall_queries

@@ -394,7 +394,7 @@ class Bank:
         if added:
             self.store.sync_index()
             if self.ann is not None:
-                self.store.update_graph(self.ann)
+                self.store.update_ann(self.ann)
         self._views.clear()
         self._rows.clear()
         return added
@@ -405,7 +405,7 @@ class Bank:
         if self.ann is None:
             raise ValueError("ann: this bank was opened without an approximate index (Bank.open(..., ann=True))")
         self.store.sync_index()
-        return self.store.update_graph(self.ann, complete)
+        return self.store.update_ann(self.ann, complete)
 
     def _embed_records(self, records) -> tuple[str, np.ndarray]:
         """(model key, vectors) of facts about to be stored (the store's ``embed`` hook)."""
@@ -598,10 +598,10 @@ class Bank:
             matrix, postings = sources
             # snapshot rows are ascending positions: as many as the matrix has means every row
             sub = None if snap.rows.size == matrix.shape[0] else snap.rows
-            graph = self.store.graph(self.ann) if self.ann is not None else None
+            ann = self.store.ann_index(self.ann) if self.ann is not None else None
             vecs: Any = (
-                ApproximateRows(matrix, graph, self.ann, sub)
-                if graph is not None and self.ann is not None
+                ApproximateRows(matrix, ann, self.ann, sub)
+                if ann is not None and self.ann is not None
                 else IndexedRows(matrix, sub)  # the index holds only finite vectors
             )
             lexical = Lexicon(postings, sub)

@@ -63,7 +63,7 @@ def build_bank(path: str, n: int, dim: int = 384, batch: int = 5000, ann: bool =
         for start in range(0, n, batch):
             bank.add(facts[start : start + batch])
         if ann:
-            bank.update_ann()  # the graph over every row (added since it was last extended too)
+            bank.update_ann()  # the approximate index over every row (added since it was last extended too)
         ingest_s = time.perf_counter() - t
     return {"ingest_facts_per_s": n / ingest_s, "ingest_peak_rss_mb": _rss_mb()}
 
@@ -85,10 +85,10 @@ def query_bank(path: str, repeats: int = 200, ann: bool = False) -> dict:
         bank.query(QUERIES[i], at=AT, query_vec=qv[i])
         lat.append(time.perf_counter() - t)
     loaded = bank.store._load()
-    graph = bank.store.graph(bank.ann) if bank.ann is not None else None
+    found = bank.store.ann_index(bank.ann) if bank.ann is not None else None
     bank.close()
     return {
-        **({"ann_rows": graph.rows if graph is not None else 0} if ann else {}),
+        **({"ann_rows": found.rows if found is not None else 0} if ann else {}),
         "first_query_s": first_s,
         "query_median_ms": float(np.median(lat) * 1e3),
         "query_p90_ms": float(np.percentile(lat, 90) * 1e3),
@@ -115,7 +115,7 @@ def ann_recall(path: str, count: int = 100) -> dict:
     """How near the approximate index's candidates are, against the exact cosine over every row:
 
     - ``ann_recall_at_10``: the mean over :func:`recall_queries` of the share of the 10 rows of
-      highest exact cosine among the graph's candidates whose cosine reaches the 10th highest of
+      highest exact cosine among the approximate index's candidates whose cosine reaches the 10th highest of
       the whole bank (a row tied with it counts: the bank has many equal cosines);
     - ``ann_results_equal``: the share of those queries whose FR-full results (ids and scores)
       are the same with the approximate index as with the exact cosine.
@@ -126,17 +126,17 @@ def ann_recall(path: str, count: int = 100) -> dict:
     exact = Bank.open(path, readonly=True)
     texts = recall_queries(exact.store.count(), count)
     qv = exact.embedder.embed(texts)
-    graph = approx.store.graph(approx.ann)
+    index = approx.store.ann_index(approx.ann)
     exact.store._load()  # row_sources reads the rows as loaded
     sources = exact.store.row_sources(exact.store.version())
-    if graph is None or sources is None or approx.ann is None:
+    if index is None or sources is None or approx.ann is None:
         raise RuntimeError(f"{path}: no approximate index to measure")
     matrix = sources[0]
     recall, same = [], []
     for text, q in zip(texts, qv):
         full = np.asarray(matrix @ q)
         kth = np.partition(full, full.size - 10)[full.size - 10]
-        found = graph.search(q, approx.ann.candidates, approx.ann.ef_search)
+        found = index.search(q, approx.ann.candidates)
         best = np.sort(full[found])[-10:]
         recall.append(float(np.mean(best >= kth)))
         a, e = approx.query(text, at=AT, query_vec=q), exact.query(text, at=AT, query_vec=q)

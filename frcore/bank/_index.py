@@ -140,7 +140,7 @@ class BankIndex:
         self.readonly = readonly
         #: the last error writing the index (the bank works without it, only slower to open)
         self.error: str | None = None
-        self._graph: _ann.Graph | None = None  # the approximate index last loaded (graph)
+        self._ann_index: _ann.AnnIndex | None = None  # the approximate index last loaded (ann.json)
 
     @classmethod
     def existing(cls, db_path: str) -> BankIndex | None:
@@ -232,22 +232,22 @@ class BankIndex:
             raw=_RawFile(d / "raw.json"),
         )
 
-    def graph(self, cfg: _ann.AnnConfig) -> _ann.Graph | None:
+    def ann(self, cfg: _ann.AnnConfig) -> _ann.AnnIndex | None:
         """The approximate index (:mod:`frcore.bank._ann`) valid for this index as it is now,
         loaded once per file; ``None`` when there is none."""
         m = self._manifest()
         side = _ann.read_sidecar(self.dir)
         if side is None or not _ann.valid_for(side, m, cfg):
             return None
-        if self._graph is not None and self._graph.file == side["file"]:
-            return self._graph
+        if self._ann_index is not None and self._ann_index.file == side["file"]:
+            return self._ann_index
         try:
-            self._graph = _ann.load(self.dir, side)
+            self._ann_index = _ann.load(self.dir, side)
         except (OSError, RuntimeError, ValueError, KeyError):
             return None  # replaced under us, or unreadable: the query is exact
-        return self._graph
+        return self._ann_index
 
-    def update_graph(self, cfg: _ann.AnnConfig, complete: bool = False) -> bool:
+    def update_ann(self, cfg: _ann.AnnConfig, complete: bool = False) -> bool:
         """Build or extend the approximate index when it is due (:func:`frcore.bank._ann.due`).
         Returns whether one was written; an error is kept in :attr:`error`."""
         if self.readonly:
@@ -263,7 +263,7 @@ class BankIndex:
                 if not _ann.due(base, rows, cfg, complete):
                     return False
                 new = _ann.build(self.dir, self.matrix(rows), m, cfg, base)
-                _scrub_graph(self.dir, keep=(str(new["file"]), _ann.SIDECAR))
+                _scrub_ann(self.dir, keep=(str(new["file"]), _ann.SIDECAR))
             return True
         except (OSError, RuntimeError) as e:
             self.error = f"{self.dir}: {getattr(e, 'strerror', None) or e}"
@@ -333,7 +333,7 @@ class BankIndex:
             keep = [s for s in m["segments"] if int(s["hi"]) < seq]
             drop = [s for s in m["segments"] if int(s["hi"]) >= seq]
             self._commit(bank_id, erasures, keep)
-            _scrub_graph(self.dir)  # it holds a copy of every vector (quantized): rebuilt by the next write
+            _scrub_ann(self.dir)  # it holds a copy of every vector (quantized): rebuilt by the next write
             self._zero_vectors(sum(int(s["n"]) for s in keep), int(m["spec"]["dim"]))
             for s in drop:
                 _scrub(self.dir / s["dir"])
@@ -383,7 +383,7 @@ class BankIndex:
         os.replace(tmp, self.dir / "manifest.json")
 
     def _scrub_all(self, m: dict[str, Any] | None) -> None:
-        _scrub_graph(self.dir)
+        _scrub_ann(self.dir)
         for s in (m or {}).get("segments") or []:
             _scrub(self.dir / s["dir"])
         for p in self.dir.glob("seg-*"):  # a segment written but never committed
@@ -462,7 +462,7 @@ def _zero_file(f: Path) -> None:
         pass
 
 
-def _scrub_graph(folder: Path, keep: Sequence[str] = ()) -> None:
+def _scrub_ann(folder: Path, keep: Sequence[str] = ()) -> None:
     """Overwrite with zeros and delete every approximate-index file of ``folder`` but ``keep``."""
     for f in _ann.files(folder):
         if f.name not in keep:

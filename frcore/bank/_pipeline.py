@@ -343,7 +343,6 @@ class Prepared:
         self._rule_tables: dict[tuple, tuple] = {}  # kernel table for those ages: (params, table or False)
         self._turn_share: dict[int, tuple] = {}  # factor of turn_share="least", per params id: (params, factor)
         self._related_csr: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}  # by source / related row
-        self._has_related: np.ndarray | None = None
 
     @property
     def ages(self) -> np.ndarray:
@@ -371,14 +370,6 @@ class Prepared:
             return src[:0], dst[:0]
         pos = np.repeat(starts - np.cumsum(counts) + counts, counts) + np.arange(total)
         return src[pos], dst[pos]
-
-    def has_related(self) -> np.ndarray:
-        """(n,) bool: the row is the source of a related pair (cached)."""
-        if self._has_related is None:
-            self.related_of(np.zeros(0, dtype=np.int64))
-            indptr = self._related_csr["source"][0]
-            self._has_related = indptr[1:] > indptr[:-1]
-        return self._has_related
 
     def rows_of_primary(self, cat: int) -> np.ndarray:
         """Rows whose primary category (argmax weight, first on ties) is ``cat``, ascending."""
@@ -711,10 +702,6 @@ class PartialCosine:
     known: np.ndarray
     bound: float
     exact: Callable[[np.ndarray], np.ndarray]
-    #: ``nearest(rows, k)``: up to k of ``rows`` (ascending) nearest the query by the approximate
-    #: index, ascending (``None``: not available)
-    nearest: Callable[[np.ndarray, int], np.ndarray] | None = None
-    candidates: int = 100
     damaged: bool = False
 
     def fill(self, rows: np.ndarray) -> np.ndarray:
@@ -736,44 +723,36 @@ class PartialCosine:
 FORCED_FILL_MAX = 2048
 
 
-def _forced_top(idx, count, sigma, complete, cos, exact, partial, bm, bm_n, hw, prep) -> np.ndarray:
+def _forced_top(idx, count, sigma, complete, cos, exact, partial, bm, bm_n, hw) -> np.ndarray:
     """The forced stage's ``_top(sigma(idx), idx, count)`` over a :class:`PartialCosine`.
 
-    First computed: the rows of ``idx`` already known, the ``count`` best of them by BM25 and,
-    with ``partial.nearest``, the rows of ``idx`` the approximate index finds nearest. An
-    unknown row's σ is at most (1 − γ)·c + γ·bm25 with c the largest of its linked cosine so far,
-    the bound of its cosine (the smallest cosine of the rows found nearest among ``idx``; else
-    ``partial.bound``) and, for a row with related rows, ``partial.bound``. Then every row whose
-    bound reaches the ``count``-th best computed σ is computed (at most :data:`FORCED_FILL_MAX`,
-    those of highest bound), and the top is taken over computed rows: exact whenever the bounds
-    hold and no more than that many rows could reach the top."""
+    First computed: the ``count`` best rows of ``idx`` by BM25 and the ``count`` best by cosine
+    among the known ones. An unknown row's σ is at most (1 − γ)·max(c, ``partial.bound``) +
+    γ·bm25 (c: its linked cosine so far). Then every row whose bound reaches the ``count``-th best
+    computed σ is computed (at most :data:`FORCED_FILL_MAX`, those of highest bound), and the top
+    is taken over computed rows: exact whenever the bound holds and no more than that many rows
+    could reach the top."""
+    known = idx[partial.known[idx]]
     pool = [idx[exact[idx]], _top(bm[idx], idx, count)]
-    bound = float(partial.bound)
-    if partial.nearest is not None:
-        near = partial.nearest(idx, max(int(partial.candidates), count))
-        pool.append(near)
-        if near.size < idx.size:
-            complete(near)
-            bound = float(np.clip(partial.values[near], 0.0, 1.0).min()) if near.size else bound
-        else:
-            bound = -1.0
-    first = _union(pool)
-    complete(first)
-    bound_c = max(0.0, min(1.0, bound))
-    linked_bound = max(bound_c, float(np.clip(partial.bound, 0.0, 1.0)))
-    cos_up = np.where(prep.has_related()[idx], np.maximum(cos[idx], linked_bound), np.maximum(cos[idx], bound_c))
-    cos_up = np.where(exact[idx], cos[idx], cos_up).astype(np.float64)
-    upper = (1.0 - hw) * cos_up + hw * bm_n(idx)
-    if first.size >= count:
-        threshold = np.sort(sigma(first))[-count]
-        reach = (upper >= threshold) & ~exact[idx]
-        more = idx[reach]
-        if more.size > FORCED_FILL_MAX:
-            more = np.sort(_top(upper[reach], more, FORCED_FILL_MAX))
-        complete(more)
-    else:
+    if known.size:
+        pool.append(_top(cos[known], known, count))
+    done = _union(pool)
+    complete(done)
+    if done.size < count:  # idx has fewer rows than that
         complete(idx)
-    done = idx[exact[idx]]
+        return _top(sigma(idx), idx, count)
+    threshold = np.sort(sigma(done))[-count]
+    bound = max(0.0, min(1.0, float(partial.bound)))
+    upper = (1.0 - hw) * np.maximum(cos[idx], bound).astype(np.float64)
+    upper += hw * bm_n(idx)
+    reach = upper >= threshold
+    reach &= ~exact[idx]
+    more = idx[reach]
+    if more.size > FORCED_FILL_MAX:
+        more = np.sort(_top(upper[reach], more, FORCED_FILL_MAX))
+    if more.size:
+        complete(more)
+        done = _union([done, more])
     return _top(sigma(done), done, count)
 
 
@@ -824,10 +803,16 @@ def retrieve(
     )
     cos_raw = np.clip(np.asarray(cosine, dtype=work), 0.0, 1.0)
     cos = cos_raw
+    # of a partial cosine: the rows whose cosine can be above 0 before any is computed (the known
+    # ones and the sources of their related pairs; every other row's counts as 0 until computed)
+    reached = np.flatnonzero(partial.known) if partial is not None else None
     if propagate and rel is not None:
-        # per source row, the maximum of propagation x cos over its related rows (of a partial
-        # cosine, over the known ones: an unknown row's cosine counts as 0 until computed)
-        src, dst = rel if partial is None else prep.related_of(np.flatnonzero(partial.known), by="related")
+        # per source row, the maximum of propagation x cos over its related rows
+        if reached is None:
+            src, dst = rel
+        else:
+            src, dst = prep.related_of(reached, by="related")
+            reached = _union([reached, src]) if src.size else reached
         cos = cos_raw.copy()
         linked = cos_raw[dst]
         if config.propagation != 1.0:
@@ -891,7 +876,17 @@ def retrieve(
     # Stages 1-3: candidate generation (each: top count of its pool by its value, ties by row).
     found: list[tuple[str, np.ndarray]] = []
     if config.n_cosine > 0 and n:
-        if alive_idx is None:
+        top_cos = None
+        if reached is not None:
+            # every row outside ``reached`` is at 0: when the count-th best of those inside is above
+            # 0, it is the top over every row
+            pool = reached if alive_idx is None else reached[alive[reached]]
+            top_cos = _top(cos[pool], pool, config.n_cosine) if pool.size >= config.n_cosine else None
+            if top_cos is not None and not cos[top_cos[-1]] > 0:
+                top_cos = None
+        if top_cos is not None:
+            found.append(("cosine", top_cos))
+        elif alive_idx is None:
             found.append(("cosine", _top(cos, None, config.n_cosine)))
         elif alive_idx.size:
             found.append(("cosine", _top(cos[alive_idx], alive_idx, config.n_cosine)))
@@ -912,7 +907,7 @@ def retrieve(
             idx = idx[alive[idx]]
         if idx.size and partial is not None:
             found.append(
-                ("forced", _forced_top(idx, config.n_forced, sigma, complete, cos, exact, partial, bm, bm_n, hw, prep))
+                ("forced", _forced_top(idx, config.n_forced, sigma, complete, cos, exact, partial, bm, bm_n, hw))
             )
         elif idx.size:
             found.append(("forced", _top(sigma(idx), idx, config.n_forced)))

@@ -1728,15 +1728,15 @@ class Store:
             with contextlib.suppress(OSError):
                 index.scrub()
 
-    def graph(self, cfg):
-        """The bank index's approximate index for ``cfg`` (:meth:`frcore.bank._index.BankIndex.graph`), or ``None``."""
+    def ann_index(self, cfg):
+        """The bank index's approximate index for ``cfg`` (:meth:`frcore.bank._index.BankIndex.ann`), or ``None``."""
         index = self._index
-        return None if index is None else index.graph(cfg)
+        return None if index is None else index.ann(cfg)
 
-    def update_graph(self, cfg, complete: bool = False) -> bool:
+    def update_ann(self, cfg, complete: bool = False) -> bool:
         """Build or extend the approximate index when due (a writable store with an index)."""
         index = self._index
-        return index is not None and not self.readonly and index.update_graph(cfg, complete)
+        return index is not None and not self.readonly and index.update_ann(cfg, complete)
 
     def sync_index(self) -> None:
         """Bring the bank's index up to date with the stored rows (a writable store with an
