@@ -266,6 +266,37 @@ def test_gates_never_change_a_verdict_on_the_set():
     assert [detect(i["text"]) for i in ITEMS] == [detect(i["text"], gated=False) for i in ITEMS]
 
 
+def _admits_plainly(gate, view: str, view_prefixes: frozenset) -> bool:
+    """Gate.admits as its docstring states it, with plain ``in`` tests."""
+    if any(c not in view for c in gate.all_chars):
+        return False
+    for k, words in enumerate(gate.also):
+        if words.isdisjoint(view_prefixes) and not (k == 0 and any(c in view for c in gate.also_chars)):
+            return False
+    if not (gate.prefixes or gate.chars or gate.script):
+        return True
+    return (
+        not gate.prefixes.isdisjoint(view_prefixes)
+        or any(c in view for c in gate.chars)
+        or (gate.script is not None and gate.script.search(view) is not None)
+    )
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(words=st.lists(st.sampled_from(VOCAB + ["“quoted”", "a.i.", "```", "![x]", "日本語", "_x_"]), max_size=25))
+def test_gate_admission_equals_its_plain_statement(words):
+    """Every rule's and signal's gate admits a view exactly as the plain statement of the gate
+    does, and the signals found through word prefixes are those whose gate admits the view."""
+    from frcore.bank import _injection as inj
+
+    for _, view in inj.views(" ".join(words)):
+        prefixes = inj._prefixes(view)
+        for gate in (*inj.GATES, *inj.SIGNAL_GATES.values()):
+            assert gate.admits(view, prefixes) == _admits_plainly(gate, view, prefixes)
+        expect = {name for name, gate in inj.SIGNAL_GATES.items() if _admits_plainly(gate, view, prefixes)}
+        assert inj._admitted_signals(view, prefixes) == expect
+
+
 # ----------------------------------------------------------------------------- the measurement
 
 

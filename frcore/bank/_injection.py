@@ -312,19 +312,34 @@ class Gate:
     also: tuple[frozenset[str], ...] = ()
     also_chars: tuple[str, ...] = ()
 
+    def __post_init__(self) -> None:
+        # "contains one of these strings" as one compiled search (the same test as a loop of `in`)
+        object.__setattr__(self, "_chars", _any_of(self.chars))
+        object.__setattr__(self, "_also_chars", _any_of(self.also_chars))
+
     def admits(self, view: str, view_prefixes: frozenset[str]) -> bool:
-        if any(c not in view for c in self.all_chars):
-            return False
+        for c in self.all_chars:
+            if c not in view:
+                return False
         for k, words in enumerate(self.also):
-            if words.isdisjoint(view_prefixes) and not (k == 0 and any(c in view for c in self.also_chars)):
+            if words.isdisjoint(view_prefixes) and not (k == 0 and _found(self._also_chars, view)):  # type: ignore[attr-defined]
                 return False
         if not (self.prefixes or self.chars or self.script):
             return True
         return (
             not self.prefixes.isdisjoint(view_prefixes)
-            or any(c in view for c in self.chars)
+            or _found(self._chars, view)  # type: ignore[attr-defined]
             or (self.script is not None and self.script.search(view) is not None)
         )
+
+
+def _any_of(strings: tuple[str, ...]) -> re.Pattern[str] | None:
+    """A pattern found in a text exactly when one of ``strings`` is (``None`` for none)."""
+    return re.compile("|".join(re.escape(c) for c in strings)) if strings else None
+
+
+def _found(pattern: re.Pattern[str] | None, view: str) -> bool:
+    return pattern is not None and pattern.search(view) is not None
 
 
 #: Gate words are compared by their first :data:`_PREFIX_MAX` letters (a looser gate only runs a
@@ -1746,6 +1761,34 @@ SIGNAL_GATES: dict[str, Gate] = {
 _SIGNALS: dict[str, Rule] = {}
 
 
+def _signal_index() -> tuple[dict[str, tuple[str, ...]], tuple[str, ...], frozenset[str]]:
+    """(word prefix → signals gated on it, the signals not found through a word, the signals
+    whose gate needs more than one of its words): as :func:`_index` for the rules."""
+    by_prefix: dict[str, list[str]] = {}
+    others, check = [], set()
+    for name, gate in SIGNAL_GATES.items():
+        for p in gate.prefixes:
+            by_prefix.setdefault(p, []).append(name)
+        if gate.chars or gate.script is not None or not gate.prefixes:
+            others.append(name)
+        if gate.also or gate.all_chars or name in others:
+            check.add(name)
+    return {p: tuple(v) for p, v in by_prefix.items()}, tuple(others), frozenset(check)
+
+
+_SIGNALS_BY_PREFIX, _SIGNALS_OTHER, _SIGNALS_CHECK = _signal_index()
+_SIGNALS_BY_PREFIX_KEYS = frozenset(_SIGNALS_BY_PREFIX)
+
+
+def _admitted_signals(view: str, view_prefixes: frozenset[str]) -> set[str]:
+    """The signals whose gate admits ``view`` (``{name for name, gate in SIGNAL_GATES.items() if
+    gate.admits(view, view_prefixes)}``, found through the view's word prefixes)."""
+    found: set[str] = set(_SIGNALS_OTHER)
+    for p in view_prefixes & _SIGNALS_BY_PREFIX_KEYS:
+        found.update(_SIGNALS_BY_PREFIX[p])
+    return {name for name in found if name not in _SIGNALS_CHECK or SIGNAL_GATES[name].admits(view, view_prefixes)}
+
+
 def _signal(name: str) -> Rule:
     if name not in _SIGNALS:
         _SIGNALS[name] = Rule(name, "signal", *_compile(_SIGNALS_SRC[name]))
@@ -1766,7 +1809,7 @@ def _combined(view: str, view_prefixes: frozenset[str] | None = None) -> Detecti
         return found[name]
 
     if view_prefixes is not None:
-        admitted = {name for name, gate in SIGNAL_GATES.items() if gate.admits(view, view_prefixes)}
+        admitted = _admitted_signals(view, view_prefixes)
         pairs = [
             (rule, first, other)
             for rule, first, others in COMBINATIONS
