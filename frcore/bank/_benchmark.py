@@ -17,6 +17,11 @@ dimensions:
 Separately, the median MiniLM embedding time of one query, which is what "with the query
 embedding included" adds.
 
+With ``ann`` (``fr bank bench --ann``) the banks are built and queried with the approximate
+index (:mod:`frcore.bank._ann`; from 50,000 facts): the ingest includes building and extending
+it, and a third process measures ``ann_recall_at_10`` and ``ann_results_equal``
+(:func:`ann_recall`).
+
 Targets: query median ≤ 0.5 / 2 / 10 / 20 ms at 1k / 20k / 100k / 1M; first query of a fresh
 process ≤ 0.5 s at 100k; ``fr bank query`` ≤ 1 s on a 1k bank; embedding adds ≤ 10 ms; ingest
 ≥ 2,000 facts/s; ≤ 1 GB resident at 100k, ≤ 2 GB at 1M.

@@ -847,8 +847,8 @@ def retrieve(
     bm = np.asarray(bm25, dtype=np.float64)
     if alive_idx is None:
         bm_max = bm.max() if n else 0.0
-    else:
-        bm_max = bm[alive_idx].max() if alive_idx.size else 0.0
+    else:  # the maximum over alive rows (without gathering them)
+        bm_max = bm.max(where=alive, initial=-np.inf) if alive_idx.size else 0.0
     hw = config.hybrid_weight
 
     def bm_n(rows: np.ndarray) -> np.ndarray:
@@ -895,9 +895,9 @@ def retrieve(
         if alive_idx is None and n and positive.all():  # every row matches: no index gather
             found.append(("bm25", _top(bm, None, config.n_bm25)))
         else:
-            idx = np.flatnonzero(positive)
             if alive_idx is not None:
-                idx = idx[alive[idx]]
+                positive &= alive
+            idx = np.flatnonzero(positive)
             if idx.size:
                 found.append(("bm25", _top(bm[idx], idx, config.n_bm25)))
     top_routed = max(range(routing.shape[0]), key=routing.item) if routing.shape[0] else 0  # first maximum, as argmax

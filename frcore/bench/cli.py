@@ -17,6 +17,7 @@ def _run(args) -> int:
 
     base = params_from_args(args)  # before anything runs: a bad file or override fails fast
     pipeline = dict(parse_kv("--pipeline", x, strings=True) for x in args.pipeline)
+    ann = _ann_from_args(args)
     suites, label = load_suites_arg(args.suite, args.personas, args.seed)
     emb = make_embedder(args.embedder)
     result = run_benchmark(
@@ -28,7 +29,7 @@ def _run(args) -> int:
         keep_terms=not args.no_terms,
         base_params=base,
         pipeline_overrides=pipeline or None,
-        ann=_ann_from_args(args),
+        ann=ann,
     )
     if args.params:
         result["params_file"] = str(args.params)
@@ -50,10 +51,14 @@ def _run(args) -> int:
 def _ann_from_args(args):
     """``--ann``: every persona's bank ranks through an approximate index, whatever its size."""
     if not args.ann:
+        if args.ann_candidates is not None:
+            raise ValueError("--ann-candidates: only with --ann")
         return None
     from ..bank._ann import AnnConfig
 
-    return AnnConfig(min_rows=0)
+    if args.ann_candidates is None:
+        return AnnConfig(min_rows=0)
+    return AnnConfig(min_rows=0, candidates=args.ann_candidates)
 
 
 def _report(args) -> int:
@@ -88,6 +93,14 @@ def register(subparsers) -> None:
         action="store_true",
         help="rank through FR-Bank's approximate nearest-neighbour index (built for every bank, whatever its size), "
         "to compare with the exact cosine",
+    )
+    r.add_argument(
+        "--ann-candidates",
+        type=int,
+        default=None,
+        metavar="N",
+        help="with --ann: rows the approximate index proposes per query (default 1,000: every row of a persona's "
+        "bank; fewer exercise the approximation)",
     )
     add_params_arguments(r)
     r.set_defaults(func=_run)
