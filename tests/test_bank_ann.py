@@ -248,3 +248,33 @@ def test_ann_config_names_a_bad_field(field, value):
 def test_ann_needs_the_index(tmp_path):
     with pytest.raises(ValueError, match="ann"):
         Bank.open(os.path.join(tmp_path, "b.db"), embedder="hash-384", index=False, ann=True)
+
+
+def test_ann_pq_dims_must_divide_the_embedders_dimension(tmp_path):
+    with pytest.raises(ValueError, match="ann.pq_dims"):
+        Bank.open(os.path.join(tmp_path, "b.db"), embedder="hash-384", ann=AnnConfig(pq_dims=5))
+    assert not os.path.exists(os.path.join(tmp_path, "b.db.index"))
+
+
+def test_cli_query_and_add_with_ann(tmp_path, capsys):
+    """``fr bank add --ann`` extends an index the bank has; ``fr bank query --ann`` ranks through
+    it, with the results of the exact cosine when every row is a candidate."""
+    from frcore import cli
+
+    path = str(tmp_path / "b.db")
+    facts = _bank_facts(400)
+    with Bank.open(path, embedder="hash-384", ann=AnnConfig(min_rows=0)) as bank:
+        bank.add(facts[:300])
+    (tmp_path / "more.json").write_text(json.dumps(facts[300:]))
+    assert cli.main(["bank", "add", path, str(tmp_path / "more.json"), "--ann"]) == 0
+    side = json.loads((tmp_path / "b.db.index" / SIDECAR).read_text())
+    assert side["rows"] == 300  # --ann's own settings: below 50,000 rows it is not extended; rows after it are exact
+    capsys.readouterr()
+    out = {}
+    for flag in ([], ["--ann"]):
+        assert (
+            cli.main(["bank", "query", path, "synthetic fact number 350", "--at", "2025-06-01", "--json", *flag]) == 0
+        )
+        out[bool(flag)] = json.loads(capsys.readouterr().out)
+    assert [r["id"] for r in out[True]["results"]] == [r["id"] for r in out[False]["results"]]
+    assert [r["score"] for r in out[True]["results"]] == [r["score"] for r in out[False]["results"]]

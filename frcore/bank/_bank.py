@@ -252,6 +252,8 @@ class Bank:
         self.ann: AnnConfig | None = _ann_config(ann)
         if self.ann is not None and not self.index:
             raise ValueError("ann: an approximate index needs the bank's index (index=True)")
+        if self.ann is not None and int(embedder.dim) % self.ann.pq_dims:
+            raise ValueError(f"ann.pq_dims: {self.ann.pq_dims} does not divide the embedder's dimension {embedder.dim}")
         spec = (
             IndexSpec(self.embedding_key, int(embedder.dim), self.embedding_key[len(embedder.name) :], self.normalize)
             if self.index

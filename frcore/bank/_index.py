@@ -265,7 +265,7 @@ class BankIndex:
                 new = _ann.build(self.dir, self.matrix(rows), m, cfg, base)
                 _scrub_ann(self.dir, keep=(str(new["file"]), _ann.SIDECAR))
             return True
-        except (OSError, RuntimeError) as e:
+        except (OSError, RuntimeError, ValueError) as e:  # the bank works without it (exact)
             self.error = f"{self.dir}: {getattr(e, 'strerror', None) or e}"
             return False
 
