@@ -278,3 +278,26 @@ def test_cli_query_and_add_with_ann(tmp_path, capsys):
         out[bool(flag)] = json.loads(capsys.readouterr().out)
     assert [r["id"] for r in out[True]["results"]] == [r["id"] for r in out[False]["results"]]
     assert [r["score"] for r in out[True]["results"]] == [r["score"] for r in out[False]["results"]]
+
+
+def test_users_rank_through_the_index_or_exactly_and_never_see_each_other(tmp_path):
+    """A user holding most rows ranks through the index (over their own rows only); one holding
+    under a tenth is ranked exactly; both answer as without the index, with their own facts."""
+    path = str(tmp_path / "b.db")
+    cfg = AnnConfig(min_rows=0, candidates=2000)
+    owner_facts = _bank_facts(900)
+    bob_facts = synthetic_facts(60, seed=9, prefix="bob")
+    with Bank.open(path, embedder="hash-384", ann=cfg) as bank:
+        bank.add(owner_facts)
+        bank.for_user("bob").add(bob_facts)
+        bank.update_ann()
+    approx, exact = Bank.open(path, readonly=True, ann=cfg), Bank.open(path, readonly=True)
+    for user, prefix, kind in ((None, "bench.", ApproximateRows), ("bob", "bob.", IndexedRows)):  # 900 and 60 rows
+        a, e = approx.for_user(user), exact.for_user(user)
+        for q in QUERIES:
+            ra, re_ = a.query(q, at="2026-01-01"), e.query(q, at="2026-01-01")
+            assert [(r["id"], r["score"]) for r in ra.results] == [(r["id"], r["score"]) for r in re_.results]
+            assert all(r["id"].startswith(prefix) for r in ra.results)
+        assert all(isinstance(v.vectors, kind) for v in a._views.values()), user
+    approx.close()
+    exact.close()

@@ -600,7 +600,10 @@ class Bank:
             matrix, postings = sources
             # snapshot rows are ascending positions: as many as the matrix has means every row
             sub = None if snap.rows.size == matrix.shape[0] else snap.rows
-            ann = self.store.ann_index(self.ann) if self.ann is not None else None
+            # a snapshot of under a tenth of the rows (another user's, an early cut) is ranked
+            # exactly: its own rows are few, and the index's candidates would be mostly others'
+            few = sub is not None and sub.size * 10 < matrix.shape[0]
+            ann = self.store.ann_index(self.ann) if self.ann is not None and not few else None
             vecs: Any = (
                 ApproximateRows(matrix, ann, self.ann, sub)
                 if ann is not None and self.ann is not None

@@ -333,7 +333,7 @@ class BankIndex:
             keep = [s for s in m["segments"] if int(s["hi"]) < seq]
             drop = [s for s in m["segments"] if int(s["hi"]) >= seq]
             self._commit(bank_id, erasures, keep)
-            _scrub_ann(self.dir)  # it holds a copy of every vector (quantized): rebuilt by the next write
+            _scrub_ann(self.dir)  # it holds a compressed copy of every vector: rebuilt by the next write
             self._zero_vectors(sum(int(s["n"]) for s in keep), int(m["spec"]["dim"]))
             for s in drop:
                 _scrub(self.dir / s["dir"])

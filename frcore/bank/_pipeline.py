@@ -865,8 +865,9 @@ def retrieve(
             idx = idx[bm[idx] > 0]
         order = _top(s[idx], idx, config.k) if idx.size else idx
         if partial is not None and config.ranker == "cosine" and order.size:
-            complete(np.sort(order))
-            order = _top(s[order], order, config.k) if order.size > 1 else order
+            rows = np.sort(order)
+            complete(rows)
+            order = _top(s[rows], rows, config.k)
         return Retrieval(
             tuple(Retrieved(int(i), float(s[i]), {config.ranker: float(s[i])}, (config.ranker,)) for i in order),
             int(idx.size),
