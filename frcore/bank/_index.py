@@ -34,6 +34,7 @@ import json
 import os
 import secrets
 import shutil
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,6 +54,10 @@ STRING_COLUMNS = ("ids", "texts", "slots", "kinds", "speakers", "users")
 LIFE_COLUMNS = ("said", "event", "has_event", "expiring")
 #: the file of every indexed row's vector
 VECTORS = "vectors.f32"
+#: NumPy reads a ``.npy`` header with ``ast.literal_eval``, which CPython 3.11 cannot run in two
+#: threads at once (``SystemError: AST constructor recursion depth mismatch``, seen with readers
+#: and writers of one bank in threads): one process-wide lock around opening a segment's arrays
+_NPY_HEADER_LOCK = threading.Lock()
 
 
 def index_path(db_path: str) -> Path:
@@ -201,7 +206,8 @@ class BankIndex:
 
     def _read(self, d: Path) -> Rows:
         def arr(name: str) -> np.ndarray:
-            return np.load(d / f"{name}.npy", mmap_mode="r")
+            with _NPY_HEADER_LOCK:
+                return np.load(d / f"{name}.npy", mmap_mode="r")
 
         strings = json.loads((d / "strings.json").read_text("utf-8"))
         vocab_list = json.loads((d / "vocab.json").read_text("utf-8"))
