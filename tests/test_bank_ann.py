@@ -9,13 +9,13 @@ import os
 
 import numpy as np
 import pytest
+from helpers import random_snapshot
 from hypothesis import given, settings, strategies as st
 
 from frcore import default_params
-from frcore._types import State
 from frcore.bank._ann import SIDECAR, AnnConfig, ApproximateRows
 from frcore.bank._bank import Bank, IndexedRows
-from frcore.bank._pipeline import PartialCosine, PipelineConfig, Prepared, related_pairs, retrieve
+from frcore.bank._pipeline import PartialCosine, PipelineConfig, Prepared, retrieve
 from frcore.bank._store import synthetic_facts
 
 
@@ -34,22 +34,8 @@ def test_partial_cosine_ranks_as_the_full_one(data):
     the results of the full cosine array: every stage, propagation, ties and dead rows included."""
     n = data.draw(st.integers(1, 160))
     rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
-    w = rng.dirichlet(np.ones(11), size=n)
-    slots = [None if rng.random() < 0.4 else f"s{rng.integers(0, max(1, n // 5))}" for _ in range(n)]
-    said = rng.uniform(0, 1000, n).round()
-    related = related_pairs(slots, said, [{}] * n, {})
-    prep_kw = dict(
-        weights=w,
-        said_at_h=said,
-        event_h=np.where(rng.random(n) < 0.3, rng.uniform(0, 2000, n), np.nan),
-        state=rng.integers(0, len(State), n),
-        confidence=rng.choice([0.4, 1.0], n),
-        numeric=rng.random(n) < 0.1,
-        slots=slots,
-        eligible=rng.random(n) < 0.9,
-        at_h=1000.0,
-        related=related,
-    )
+    prep_kw = random_snapshot(rng, n, dead=0.1)
+    related = prep_kw["related"]
     cos = (
         rng.choice(np.array([-0.2, 0.0, 0.3, 0.3, 0.7], np.float32), n)
         if data.draw(st.booleans())

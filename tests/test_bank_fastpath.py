@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import random_snapshot
 from hypothesis import given, settings, strategies as st
 
 from frcore import State
@@ -399,21 +400,7 @@ def test_retrieve_float32_cosines_equal_float64(data):
 
     n = data.draw(st.integers(1, 200))
     rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
-    w = rng.dirichlet(np.ones(11), size=n)
-    slots = [None if rng.random() < 0.5 else f"s{rng.integers(0, max(1, n // 4))}" for _ in range(n)]
-    said = rng.uniform(0, 1000, n).round()
-    prep = Prepared(
-        weights=w,
-        said_at_h=said,
-        event_h=np.where(rng.random(n) < 0.3, rng.uniform(0, 2000, n), np.nan),
-        state=rng.integers(0, len(State), n),
-        confidence=rng.choice([0.4, 1.0], n),
-        numeric=rng.random(n) < 0.1,
-        slots=slots,
-        eligible=np.ones(n, bool),
-        at_h=1000.0,
-        related=related_pairs(slots, said, [{}] * n, {}),
-    )
+    prep = Prepared(**random_snapshot(rng, n))
     cos32 = (
         rng.choice(np.array([-0.2, 0.0, 0.3, 0.3, 0.7], np.float32), n)
         if data.draw(st.booleans())

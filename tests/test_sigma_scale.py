@@ -10,12 +10,13 @@ from unittest import mock
 
 import numpy as np
 import pytest
+from helpers import random_snapshot
 from hypothesis import given, settings, strategies as st
 
-from frcore import State, default_params
+from frcore import default_params
 from frcore._packed import ROW_START
 from frcore.bank import Bank, PipelineConfig, _pipeline
-from frcore.bank._pipeline import Prepared, related_pairs, retrieve
+from frcore.bank._pipeline import Prepared, retrieve
 from frcore.bench._systems import DEFAULT_SYSTEMS, SYSTEMS, resolve_systems
 
 SIM, VALID = ROW_START["sim"], ROW_START["valid"]
@@ -95,20 +96,7 @@ def _sigma_seen():
 
 
 def _prepared(rng: np.random.Generator, n: int) -> Prepared:
-    slots = [None if rng.random() < 0.5 else f"s{rng.integers(0, max(1, n // 4))}" for _ in range(n)]
-    said = rng.uniform(0, 1000, n).round()
-    return Prepared(
-        weights=rng.dirichlet(np.ones(11), size=n),
-        said_at_h=said,
-        event_h=np.where(rng.random(n) < 0.3, rng.uniform(0, 2000, n), np.nan),
-        state=rng.integers(0, len(State), n),
-        confidence=rng.choice([0.4, 1.0], n),
-        numeric=rng.random(n) < 0.2,
-        slots=slots,
-        eligible=np.ones(n, bool),
-        at_h=1000.0,
-        related=related_pairs(slots, said, [{}] * n, {}),
-    )
+    return Prepared(**random_snapshot(rng, n, numeric=0.2))
 
 
 @settings(max_examples=60, deadline=None)

@@ -57,8 +57,10 @@ import codecs
 import dataclasses
 import re
 import unicodedata
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 # ----------------------------------------------------------------------------- normalisation
 
@@ -1608,23 +1610,37 @@ def rules() -> tuple[Rule, ...]:
     return tuple(Rule(name, family, *_compile(src)) for name, family, _, src in _RULES_SRC)
 
 
-def _index() -> tuple[dict[str, tuple[int, ...]], tuple[int, ...], frozenset[int]]:
-    """(word prefix → rules gated on it, the rules not found through a word: gated on characters
-    or a script, or not on words; the rules whose gate needs more than one of its words)."""
-    by_prefix: dict[str, list[int]] = {}
-    others, check = [], set()
-    for k, gate in enumerate(GATES):
-        for p in gate.prefixes:
-            by_prefix.setdefault(p, []).append(k)
-        if gate.chars or gate.script is not None or not gate.prefixes:
-            others.append(k)
-        if gate.also or gate.all_chars or k in others:
-            check.add(k)
-    return {p: tuple(v) for p, v in by_prefix.items()}, tuple(others), frozenset(check)
+class GateIndex:
+    """The gates of named rules or signals, found through a view's word prefixes:
+    :meth:`admitted` is ``{key for key, gate in gates.items() if gate.admits(view, prefixes)}``,
+    testing only the gates a prefix of the view names, those not found through a word (gated on
+    characters or a script, or not on words), and checking in full those whose gate needs more
+    than one of its words."""
+
+    def __init__(self, gates: Mapping[Any, Gate]):
+        by_prefix: dict[str, list[Any]] = {}
+        others, check = [], set()
+        for key, gate in gates.items():
+            for p in gate.prefixes:
+                by_prefix.setdefault(p, []).append(key)
+            if gate.chars or gate.script is not None or not gate.prefixes:
+                others.append(key)
+            if gate.also or gate.all_chars or key in others:
+                check.add(key)
+        self.gates = dict(gates)
+        self.by_prefix = {p: tuple(v) for p, v in by_prefix.items()}
+        self.prefix_keys = frozenset(self.by_prefix)
+        self.others = tuple(others)
+        self.check = frozenset(check)
+
+    def admitted(self, view: str, view_prefixes: frozenset[str]) -> set[Any]:
+        found: set[Any] = set(self.others)
+        for p in view_prefixes & self.prefix_keys:
+            found.update(self.by_prefix[p])
+        return {k for k in found if k not in self.check or self.gates[k].admits(view, view_prefixes)}
 
 
-_BY_PREFIX, _BY_OTHER, _CHECK = _index()
-_BY_PREFIX_KEYS = frozenset(_BY_PREFIX)
+_RULE_GATES = GateIndex(dict(enumerate(GATES)))
 # ----------------------------------------------------------------------------- signals
 
 #: Weaker cues, each harmless alone, that flag a text in combination (:data:`COMBINATIONS`): an
@@ -1761,32 +1777,12 @@ SIGNAL_GATES: dict[str, Gate] = {
 _SIGNALS: dict[str, Rule] = {}
 
 
-def _signal_index() -> tuple[dict[str, tuple[str, ...]], tuple[str, ...], frozenset[str]]:
-    """(word prefix → signals gated on it, the signals not found through a word, the signals
-    whose gate needs more than one of its words): as :func:`_index` for the rules."""
-    by_prefix: dict[str, list[str]] = {}
-    others, check = [], set()
-    for name, gate in SIGNAL_GATES.items():
-        for p in gate.prefixes:
-            by_prefix.setdefault(p, []).append(name)
-        if gate.chars or gate.script is not None or not gate.prefixes:
-            others.append(name)
-        if gate.also or gate.all_chars or name in others:
-            check.add(name)
-    return {p: tuple(v) for p, v in by_prefix.items()}, tuple(others), frozenset(check)
-
-
-_SIGNALS_BY_PREFIX, _SIGNALS_OTHER, _SIGNALS_CHECK = _signal_index()
-_SIGNALS_BY_PREFIX_KEYS = frozenset(_SIGNALS_BY_PREFIX)
+_SIGNAL_GATES = GateIndex(SIGNAL_GATES)
 
 
 def _admitted_signals(view: str, view_prefixes: frozenset[str]) -> set[str]:
-    """The signals whose gate admits ``view`` (``{name for name, gate in SIGNAL_GATES.items() if
-    gate.admits(view, view_prefixes)}``, found through the view's word prefixes)."""
-    found: set[str] = set(_SIGNALS_OTHER)
-    for p in view_prefixes & _SIGNALS_BY_PREFIX_KEYS:
-        found.update(_SIGNALS_BY_PREFIX[p])
-    return {name for name in found if name not in _SIGNALS_CHECK or SIGNAL_GATES[name].admits(view, view_prefixes)}
+    """The signals whose gate admits ``view`` (:class:`GateIndex`)."""
+    return _SIGNAL_GATES.admitted(view, view_prefixes)
 
 
 def _signal(name: str) -> Rule:
@@ -1882,11 +1878,7 @@ def _detect_uncached(text: str, gated: bool) -> Detection | None:
 
 def _candidates(view: str, view_prefixes: frozenset[str]) -> list[int]:
     """The rules whose gate admits ``view``, in rule order."""
-    found: set[int] = set()
-    for p in view_prefixes & _BY_PREFIX_KEYS:
-        found.update(_BY_PREFIX[p])
-    found.update(_BY_OTHER)
-    return sorted(k for k in found if k not in _CHECK or GATES[k].admits(view, view_prefixes))
+    return sorted(_RULE_GATES.admitted(view, view_prefixes))
 
 
 def _match(all_views: tuple[tuple[str, str], ...], gated: bool) -> Detection | None:
