@@ -18,7 +18,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from frcore.bank import Bank
-from frcore.bank._index import index_path
+from frcore.bank._index import decode, encode, index_path
+from frcore.bank._lifecycle import slot_codes
 from frcore.bank._lexical import (
     STOPWORDS,
     LexicalIndex,
@@ -66,6 +67,22 @@ QUERIES = ["what is the latest about topic 42", "any upcoming obligations", "whi
 TIMES = ["2024-03-01", "2024-09-01", "2025-06-01"]
 
 
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.sampled_from(["", "a", "b", "slot:x", "é"])), max_size=40))
+def test_coded_column_round_trip(values):
+    """A coded string column (slots, kinds, speakers, users) reads back as it was written: every
+    row's value, ``None`` included, one object per distinct value, codes as slot codes number them."""
+    column = np.empty(len(values), dtype=object)
+    column[:] = values
+    distinct, codes = encode(column)
+    back = decode(distinct, codes)
+    assert back.tolist() == values
+    assert len({id(x) for x in back.tolist() if x is not None}) == len(distinct) == len(set(values) - {None})
+    assert np.array_equal(codes, slot_codes(values))
+    with pytest.raises(ValueError):
+        decode(distinct, np.array([len(distinct)], dtype=np.int32))
+
+
 def _answers(bank: Bank, users=(None,)) -> list:
     out = []
     for user in users:
@@ -93,6 +110,7 @@ def _same_rows(a: Bank, b: Bank) -> None:
     for k in la.life:
         assert _equal(la.life[k], lb.life[k]), k
     assert la.links == lb.links
+    assert np.array_equal(la.slot_codes, lb.slot_codes)
     assert np.array_equal(la.recorded, lb.recorded)
     assert la.edges == lb.edges
 
@@ -144,6 +162,8 @@ def test_an_indexed_bank_answers_as_sqlite_alone(tmp_path_factory, ops, seed):
         elif op == "reopen":
             writer.close()
             writer = Bank.open(db)
+        got = writer.store._load()  # read incrementally, or from the index and SQLite after a reopen
+        assert np.array_equal(got.slot_codes, slot_codes(got.cols["slots"].tolist()))
     writer.close()
     users = (None, "ana", "bo")
     with Bank.open(db, readonly=True) as indexed, Bank.open(db, readonly=True, index=False) as plain:

@@ -617,7 +617,7 @@ class Bank:
         if links is None:
             by_id = {e.id: e.links for e in self.store.edges(known_at=known_at, version=snap.version, user=self.user)}
             links = [by_id.get(str(i), {}) for i in ids]
-        related = related_pairs(snap.slots, snap.said_at_h, links, snap.index)
+        related = related_pairs(snap.slots, snap.said_at_h, links, snap.index, snap.slot_codes)
         primary = np.argmax(snap.weights, axis=1) if len(ids) else np.zeros(0, np.int64)
         if lexical is None:
             texts = [self.normalize(t) for t in snap.texts]

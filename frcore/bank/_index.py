@@ -10,7 +10,8 @@ stale or of another embedder or owner normalisation.
 Layout (``FORMAT``): ``manifest.json`` names the bank (its ``bank_id``), the erase count the index
 is valid for, what the vectors and tokens were made with (:class:`IndexSpec`), and the
 segments, in store order; each segment is a folder holding the rows of one range of store
-sequence numbers — ``.npy`` arrays (memory-mapped), JSON lists of strings, the raw rows
+sequence numbers — ``.npy`` arrays (memory-mapped), JSON lists of strings (ids, texts, links;
+the few distinct slots, kinds, speakers and users, each row's as a code), the raw rows
 (``raw.json``, read only when a caller asks for the facts themselves) and the BM25 postings of
 their tokens (:class:`frcore.bank._lexical.Postings`). Segments are immutable: an add writes
 a new one (the facts it committed) and merges the last two while the older is not larger
@@ -45,11 +46,15 @@ import numpy as np
 from . import _ann
 from ._lexical import Postings
 
-FORMAT = "frcore-bank-index-v1"
+FORMAT = "frcore-bank-index-v2"
 #: numeric columns of :func:`frcore.bank._lifecycle.edge_columns` kept as ``.npy`` arrays
 NUMERIC_COLUMNS = ("weights", "said_at_h", "event_h", "session", "confidence", "numeric", "quarantined")
-#: string columns (``None`` allowed) kept as JSON lists
-STRING_COLUMNS = ("ids", "texts", "slots", "kinds", "speakers", "users")
+#: string columns kept as JSON lists
+STRING_COLUMNS = ("ids", "texts")
+#: string columns (``None`` allowed) of few distinct values: each kept as its values (a JSON list,
+#: in order of first occurrence) and every row's position among them (``code_<column>.npy``,
+#: int32, -1 = ``None``); a loaded row's value is the one string object all its rows share
+CODED_COLUMNS = ("slots", "kinds", "speakers", "users")
 #: per-row lifecycle inputs (:class:`frcore.bank._lifecycle.LifecycleColumns` without slots and links)
 LIFE_COLUMNS = ("said", "event", "has_event", "expiring")
 #: the file of every indexed row's vector
@@ -95,6 +100,8 @@ class Rows:
     vectors: np.ndarray  # of rows about to be written; empty once they are rows of vectors.f32
     postings: Postings
     raw: Callable[[], list[tuple]] | list[tuple] | bytes  # rows, a reader of them (raw.json, SQLite), or JSON
+    #: of a segment read from disk: each :data:`CODED_COLUMNS` column as (values, codes) (:func:`encode`)
+    codes: dict[str, tuple[list, np.ndarray]] = field(default_factory=dict)
 
     @property
     def n(self) -> int:
@@ -134,6 +141,25 @@ def _object(values: list[Any]) -> np.ndarray:
     out = np.empty(len(values), dtype=object)
     out[:] = values
     return out
+
+
+def encode(column: np.ndarray) -> tuple[list, np.ndarray]:
+    """A string column (``None`` allowed) as (its distinct values in order of first occurrence,
+    every row's int32 position among them, -1 for ``None``)."""
+    seen: dict[Any, int] = {}
+    codes = np.fromiter(
+        (-1 if x is None else seen.setdefault(x, len(seen)) for x in column.tolist()), dtype=np.int32, count=len(column)
+    )
+    return list(seen), codes
+
+
+def decode(values: list, codes: np.ndarray) -> np.ndarray:
+    """The object column :func:`encode` gave (``values``, ``codes``): row i is ``values[codes[i]]``
+    (``None`` for -1), the same object for every row of one value."""
+    codes = np.asarray(codes)
+    if codes.size and (int(codes.min()) < -1 or int(codes.max()) >= len(values)):
+        raise ValueError(f"codes outside [-1, {len(values)})")
+    return _object([*values, None])[codes]
 
 
 class BankIndex:
@@ -215,6 +241,11 @@ class BankIndex:
         cols: dict[str, Any] = {k: np.asarray(arr(k)) for k in NUMERIC_COLUMNS}
         for k in STRING_COLUMNS:
             cols[k] = _object(strings[k])
+        codes: dict[str, tuple[list, np.ndarray]] = {}
+        for k in CODED_COLUMNS:
+            values, local = strings["values"][k], np.asarray(arr(f"code_{k}"))
+            cols[k] = decode(values, local)
+            codes[k] = (values, local)
         n = seq.shape[0]
         if any(len(cols[k]) != n for k in cols) or len(strings["links"]) != n:
             raise ValueError(f"{d}: columns of different lengths")
@@ -236,6 +267,7 @@ class BankIndex:
             vectors=np.zeros((0, self.spec.dim), dtype=np.float32),  # they are rows of vectors.f32
             postings=postings,
             raw=_RawFile(d / "raw.json"),
+            codes=codes,
         )
 
     def ann(self, cfg: _ann.AnnConfig) -> _ann.AnnIndex | None:
@@ -421,7 +453,11 @@ class BankIndex:
             put("post_tf", p.tf)
             put("post_length", p.length)
             strings: dict[str, Any] = {k: list(rows.cols[k].tolist()) for k in STRING_COLUMNS}
-            strings |= {"links": list(rows.links), "lo": rows.lo, "hi": rows.hi}
+            strings |= {"links": list(rows.links), "lo": rows.lo, "hi": rows.hi, "values": {}}
+            for k in CODED_COLUMNS:
+                values, codes = rows.codes[k] if k in rows.codes else encode(rows.cols[k])
+                strings["values"][k] = values
+                put(f"code_{k}", codes)
             (tmp / "strings.json").write_bytes(json.dumps(strings, ensure_ascii=False).encode("utf-8"))
             vocab = sorted(p.vocab, key=p.vocab.__getitem__)
             (tmp / "vocab.json").write_bytes(_json_list(vocab))

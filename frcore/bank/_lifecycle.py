@@ -132,6 +132,15 @@ def row_lifecycle(edges: Sequence[FactRecord]) -> dict[str, np.ndarray]:
     }
 
 
+def slot_codes(slots: Sequence[str | None]) -> np.ndarray:
+    """(n,) int64 code of each slot key: equal exactly when the keys are, numbered in order of
+    first occurrence (0, 1, ...); -1 for no slot."""
+    codes: dict[str, int] = {}
+    return np.fromiter(
+        (-1 if s is None else codes.setdefault(s, len(codes)) for s in slots), dtype=np.int64, count=len(slots)
+    )
+
+
 @dataclass(frozen=True)
 class LifecycleColumns:
     """What :func:`derive_states` reads of each edge, as arrays in edge order.
@@ -167,13 +176,12 @@ class LifecycleColumns:
         slots: Sequence[str | None],
         links: Sequence[Mapping[str, Sequence[str]]],
         index: Mapping[str, int],
+        codes: np.ndarray | None = None,
     ) -> LifecycleColumns:
         """Columns from each edge's :func:`row_lifecycle` arrays, slot key and links (aligned
-        with ``index``, which maps each id to its position)."""
-        codes: dict[str, int] = {}
-        slot = np.fromiter(
-            (-1 if s is None else codes.setdefault(s, len(codes)) for s in slots), dtype=np.int64, count=len(slots)
-        )
+        with ``index``, which maps each id to its position). ``codes``: the slots'
+        :func:`slot_codes`, when known (``slots`` is then not read)."""
+        slot = slot_codes(slots) if codes is None else np.asarray(codes, dtype=np.int64)
         src: list[int] = []
         dst: list[int] = []
         kind: list[int] = []
@@ -373,6 +381,9 @@ class Snapshot:
     #: (version, rows) means the same edges, whatever ``at``
     rows: np.ndarray | None = field(default=None, repr=False, compare=False)
     version: int | None = None
+    #: (n,) codes of ``slots``, equal exactly when the slots are (:func:`slot_codes`, or a
+    #: store's over every row it holds); None: not known
+    slot_codes: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     def __len__(self) -> int:
         return int(self.ids.shape[0])
@@ -471,32 +482,43 @@ def snapshot_from_columns(
     known_at: datetime | None,
     version: int | None = None,
     index: dict[str, int] | None = None,
+    slot_codes: np.ndarray | None = None,
 ) -> Snapshot:
-    """A :class:`Snapshot` of the given row indices of precomputed :func:`edge_columns`
-    (``index``: ``{id: position}`` of every row of ``cols``, reused when ``rows`` is all of them)."""
+    """A :class:`Snapshot` of the given row indices (ascending) of precomputed
+    :func:`edge_columns` (``index``: ``{id: position}`` of every row of ``cols``, reused when
+    ``rows`` is all of them; ``slot_codes``: codes of every row's slot, as
+    :attr:`Snapshot.slot_codes`). Of every row, the arrays are read-only views of the columns
+    (which are never written), not copies."""
     rows = np.asarray(rows, dtype=np.int64)
-    ids = cols["ids"][rows]
+    n = len(cols["ids"])
+    every = rows.size == n and (n == 0 or (int(rows[0]) == 0 and int(rows[-1]) == n - 1))  # 0 … n-1
+
+    def take(a: np.ndarray) -> np.ndarray:
+        return _readonly(a.view() if every else a[rows])
+
+    ids = take(cols["ids"])
     return Snapshot(
-        ids=_readonly(ids),
-        texts=cols["texts"][rows].tolist(),
-        weights=_readonly(cols["weights"][rows]),
-        said_at_h=_readonly(cols["said_at_h"][rows]),
-        event_h=_readonly(cols["event_h"][rows]),
-        session=_readonly(cols["session"][rows]),
+        ids=ids,
+        texts=take(cols["texts"]).tolist(),
+        weights=take(cols["weights"]),
+        said_at_h=take(cols["said_at_h"]),
+        event_h=take(cols["event_h"]),
+        session=take(cols["session"]),
         state=_readonly(np.asarray(state, dtype=np.int64).copy()),
-        confidence=_readonly(cols["confidence"][rows]),
-        numeric=_readonly(cols["numeric"][rows]),
-        slots=cols["slots"][rows].tolist(),
-        kinds=cols["kinds"][rows].tolist(),
-        speakers=cols["speakers"][rows].tolist(),
-        quarantined=_readonly(cols["quarantined"][rows]),
+        confidence=take(cols["confidence"]),
+        numeric=take(cols["numeric"]),
+        slots=take(cols["slots"]).tolist(),
+        kinds=take(cols["kinds"]).tolist(),
+        speakers=take(cols["speakers"]).tolist(),
+        quarantined=take(cols["quarantined"]),
         at=at,
         known_at=known_at,
         index=index
-        if index is not None and rows.size == len(index) and rows.size == len(cols["ids"])
+        if index is not None and every and rows.size == len(index)
         else {fid: i for i, fid in enumerate(ids.tolist())},
         rows=_readonly(rows.copy()),
         version=version,
+        slot_codes=None if slot_codes is None else take(np.asarray(slot_codes, dtype=np.int64)),
     )
 
 

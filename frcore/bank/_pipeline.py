@@ -60,9 +60,11 @@ from .._packed import (
     unpack_query_host,
 )
 from .._params import LifecycleParams
+from .._runtime import cached_call
 from .._scoring import ScoreTerms, admitted as _admitted, effective_age, effective_rate
 from .._types import N_STATES, ScoreConfig, State
 from .._validate import WEIGHT_SUM_TOL, bucket_size, make_candidates, make_query
+from ._lifecycle import slot_codes
 
 STAGES = ("cosine", "bm25", "forced")
 RANKERS = ("lifecycle", "cosine", "bm25")
@@ -219,10 +221,13 @@ def clock_ages(said_at_h: np.ndarray, at_h: float) -> np.ndarray:
 
 
 def related_pairs(
-    slots: Sequence, said_at_h: np.ndarray, links: Sequence[dict], index: dict
+    slots: Sequence, said_at_h: np.ndarray, links: Sequence[dict], index: dict, codes: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
     """(src, dst) row pairs: src supersedes / contradicts / retracts / is tentative for dst (by
-    link), or src is a later edge than dst in the same slot (by said-at, ties by row)."""
+    link), or src is a later edge than dst in the same slot (by said-at, ties by row).
+    ``codes``: the slots' codes when known (:attr:`frcore.bank._lifecycle.Snapshot.slot_codes`,
+    equal exactly when the slots are; ``slots`` is then not read). The pairs of one row, as source
+    or as related row, come in the same order whatever the codes."""
     src: list[int] = []
     dst: list[int] = []
     for i, lk in enumerate(links):
@@ -236,10 +241,7 @@ def related_pairs(
                     dst.append(j)
     link_src, link_dst = np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)
     # Slot pairs: each slot's rows in (said-at, row) order; every row pairs with all before it.
-    codes: dict[object, int] = {}
-    code = np.fromiter(
-        (-1 if s is None else codes.setdefault(s, len(codes)) for s in slots), dtype=np.int64, count=len(slots)
-    )
+    code = slot_codes(slots) if codes is None else np.asarray(codes, dtype=np.int64)
     rows = np.flatnonzero(code >= 0)
     if rows.size < 2:
         return link_src, link_dst
@@ -958,7 +960,7 @@ def retrieve(
     pvec = _packed_params(params)
     if config.floor_reference == "query_max":
         pvec = relative_floor_params(params, float(sig.max()) if sig.size else 0.0)
-    top = np.asarray(score_top_k_rows(pvec, qvec, cmat, config.k, config.score))
+    top = np.asarray(cached_call(score_top_k_rows, pvec, qvec, cmat, k=config.k, config=config.score))
     # one row per ranked position: [value, candidate index, *terms] (float32 → Python float, exact)
     ranked = [r for r in top.T.tolist() if math.isfinite(r[0]) and r[1] < k]
     rows = cand[[int(r[1]) for r in ranked]]

@@ -83,12 +83,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 
 from ._facts import OWNER, FactRecord, check_user, injection_finding, parse_fact, to_utc_naive
-from ._index import LIFE_COLUMNS, BankIndex, IndexSpec, Rows
+from ._index import LIFE_COLUMNS, BankIndex, IndexSpec, Rows, encode
 from ._lexical import Postings, _tokenize_many
 from ._lifecycle import (
     INVISIBLE,
@@ -255,12 +256,16 @@ class _Loaded:
     recorded: np.ndarray  # (n,) datetime64[us] transaction times
     cols: dict[str, Any]
     life: dict[str, np.ndarray]  # per-row lifecycle inputs (frcore.bank._lifecycle.row_lifecycle)
-    links: list[dict[str, tuple[str, ...]]]
+    links: list[Mapping[str, tuple[str, ...]]]
     transitions: list[Transition]
     released: frozenset[str]
     segments: tuple[Rows, ...]  # index segments holding the first rows, in order
     records: list[FactRecord]  # the rows after them, read from SQLite
     seqs: np.ndarray  # (len(records),) their sequence numbers
+    #: (n,) every row's slot code (:func:`frcore.bank._lifecycle.slot_codes` of ``cols["slots"]``)
+    #: and the code of each slot (the index's coded slot column, read without a pass over the rows)
+    slot_codes: np.ndarray
+    slot_vocab: dict[str, int] = field(compare=False, repr=False)
     #: derived once per version, on first use: {id: position} and the lifecycle columns
     derived: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
@@ -300,7 +305,7 @@ class _Loaded:
             index = {fid: i for i, fid in enumerate(self.cols["ids"].tolist())}  # ids are unique (UNIQUE column)
             got = self.derived["lifecycle"] = (
                 index,
-                LifecycleColumns.from_rows(self.life, self.cols["slots"].tolist(), self.links, index),
+                LifecycleColumns.from_rows(self.life, (), self.links, index, self.slot_codes),
             )
         return got
 
@@ -308,6 +313,38 @@ class _Loaded:
 def _links(text: str) -> dict[str, tuple[str, ...]]:
     """The links column as stored (JSON) → ``{kind: (target ids, ...)}``."""
     return {} if text == "{}" else {k: tuple(v) for k, v in _decode(text).items()}
+
+
+def _segment_slot_codes(seg: Rows, vocab: dict[str, int]) -> np.ndarray:
+    """The slot codes of a segment's rows, numbering (in ``vocab``) the slots it is first to hold."""
+    values, local = seg.codes["slots"] if "slots" in seg.codes else encode(seg.cols["slots"])
+    remap = np.array([vocab.setdefault(v, len(vocab)) for v in values] + [-1], dtype=np.int64)
+    return remap[local]
+
+
+def _more_slot_codes(edges: Sequence[FactRecord], vocab: dict[str, int]) -> np.ndarray:
+    """The slot codes of ``edges`` (rows after those ``vocab`` numbers the slots of)."""
+    return np.fromiter(
+        (-1 if e.slot is None else vocab.setdefault(e.slot, len(vocab)) for e in edges),
+        dtype=np.int64,
+        count=len(edges),
+    )
+
+
+#: the links of a row without any, shared by every such row of a load (never written)
+_NO_LINKS: Mapping[str, tuple[str, ...]] = MappingProxyType({})
+
+
+def _links_column(texts: list[str]) -> list[Mapping[str, tuple[str, ...]]]:
+    """:func:`_links` of every row's stored links, the rows with some decoded as one JSON
+    document (most rows have none: they share :data:`_NO_LINKS`)."""
+    some = [i for i, x in enumerate(texts) if x != "{}"]
+    out: list[Mapping[str, tuple[str, ...]]] = [_NO_LINKS] * len(texts)
+    if some:
+        decoded = _decode("[" + ",".join([texts[i] for i in some]) + "]")
+        for i, lk in zip(some, decoded):
+            out[i] = {k: tuple(v) for k, v in lk.items()}
+    return out
 
 
 def _with_releases(edges: list[FactRecord], released: frozenset[str]) -> list[FactRecord]:
@@ -1592,7 +1629,7 @@ class Store:
         new_cols = edge_columns(new_edges)
         new_cols["users"] = np.array([e.user for e in new_edges] or [OWNER], dtype=object)[: len(new_edges)]
         new_life = row_lifecycle(new_edges)
-        new_links = [e.links for e in new_edges]
+        new_links: list[Mapping[str, tuple[str, ...]]] = [e.links for e in new_edges]
         new_trs = [
             Transition(e, k, datetime.fromisoformat(eff), datetime.fromisoformat(rec), why)
             for _s, e, k, eff, rec, why in trows
@@ -1609,8 +1646,11 @@ class Store:
                 )
                 for k in new_life
             }
-            links = [{} if x == "{}" else _links(x) for s in segments for x in s.links] + new_links
+            links = _links_column([x for s in segments for x in s.links]) + new_links
             records, seqs, trs = new_edges, new_seq, new_trs
+            slot_vocab: dict[str, int] = {}
+            codes = [_segment_slot_codes(seg, slot_vocab) for seg in segments]
+            slot_codes = np.concatenate([*codes, _more_slot_codes(new_edges, slot_vocab)])
         else:
             cols = concat_columns(old.cols, new_cols)
             recorded = np.concatenate([old.recorded, new_rec])
@@ -1619,6 +1659,8 @@ class Store:
             segments = old.segments
             records, seqs = old.records + new_edges, np.concatenate([old.seqs, new_seq])
             trs = old.transitions + new_trs
+            slot_vocab = dict(old.slot_vocab)  # the old load's stays as it was (its readers may be in threads)
+            slot_codes = np.concatenate([old.slot_codes, _more_slot_codes(new_edges, slot_vocab)])
         loaded = _Loaded(
             version=version,
             erasures=erasures,
@@ -1634,6 +1676,8 @@ class Store:
             segments=segments,
             records=records,
             seqs=seqs,
+            slot_codes=slot_codes,
+            slot_vocab=slot_vocab,
         )
         if index is not None and not self.readonly and loaded.records:
             loaded = self._extend_index(loaded, rows)
@@ -1763,7 +1807,7 @@ class Store:
                 return None
         return matrix, [s.postings for s in loaded.segments]
 
-    def row_links(self, rows: np.ndarray, version: int | None) -> list[dict[str, tuple[str, ...]]] | None:
+    def row_links(self, rows: np.ndarray, version: int | None) -> list[Mapping[str, tuple[str, ...]]] | None:
         """The links of the given rows of the store as read at ``version`` (``None``: not cached)."""
         if version is None:
             return None
@@ -1863,6 +1907,7 @@ class Store:
         idx = np.flatnonzero(mask)
         with self._lock:  # the per-version derivation cache is shared by threads
             index, life = loaded.lifecycle()
+        codes = life.slot  # of every row: a subset's keep their order of first occurrence
         retract_rows = retracted_by_transitions(trs, at_n, index)
         if idx.size != loaded.n:  # a subset: positions and links among its edges only
             local = np.full(loaded.n, -1, dtype=np.int64)
@@ -1875,7 +1920,7 @@ class Store:
         rows = idx[keep]
         every = rows.size == loaded.n  # ascending positions: all of them means 0 … n-1
         snap = snapshot_from_columns(
-            loaded.cols, rows, state[keep], at_n, known_n, loaded.version, index if every else None
+            loaded.cols, rows, state[keep], at_n, known_n, loaded.version, index if every else None, codes
         )
         with self._lock:
             self._snap_cache[key] = snap
