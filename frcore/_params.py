@@ -64,9 +64,10 @@ class LifecycleParams(NamedTuple):
 
 
 def default_params(dtype=jnp.float32) -> LifecycleParams:
-    """The released parameters (SPEC §2–3) as a pytree of ``dtype`` arrays."""
+    """The released parameters (SPEC §2–3) as a pytree of ``dtype`` arrays (converted on the
+    host and put on the device: no computation to compile)."""
     o = as_arrays()
-    f = lambda x: jnp.asarray(x, dtype=dtype)  # noqa: E731
+    f = lambda x: jax.device_put(np.asarray(x, dtype=np.dtype(dtype)))  # noqa: E731
     return LifecycleParams(
         rates=f(o.rates),
         alpha=f(o.alpha),

@@ -19,7 +19,6 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from frcore.bank import Bank
 from frcore.bank._index import decode, encode, index_path
-from frcore.bank._lifecycle import slot_codes
 from frcore.bank._lexical import (
     STOPWORDS,
     LexicalIndex,
@@ -29,6 +28,7 @@ from frcore.bank._lexical import (
     _tokenize_many,
     concat_postings,
 )
+from frcore.bank._lifecycle import slot_codes
 from frcore.bank._store import synthetic_facts
 
 WORDS = ["apple", "banana", "moved", "moving", "paris", "city", "topic", "run", "runs", "the", "what", "42", "x"]

@@ -9,10 +9,13 @@ dimensions:
   :meth:`Bank.open` plus the first query (the interpreter and the imports excluded; they are
   ``import_s``), then the median and 90th percentile of 200 queries *excluding* the query's
   embedding (the query vector is given), and this process's peak resident memory
-  (``peak_rss_mb``), with the CPU dispatch mode it ran in (``fr`` runs JAX computations inline,
-  :func:`frcore.prefer_sync_cpu_dispatch`; ``FR_ASYNC_DISPATCH=1`` keeps JAX's default);
+  (``peak_rss_mb``; after the queries, ``rss_anon_mb`` its own memory and ``rss_file_mb`` the
+  pages of the files it maps, the vectors' among them), with the CPU dispatch mode it ran in
+  (``fr`` runs JAX computations inline, :func:`frcore.prefer_sync_cpu_dispatch`;
+  ``FR_ASYNC_DISPATCH=1`` keeps JAX's default);
 - ``cli_query_wall_s``: the median wall time of ``fr bank query`` on a 1,000-fact bank (5 runs
-  after one that fills JAX's compilation cache), everything included.
+  after one that fills JAX's compilation cache and the kernel's executable), everything included,
+  with Python's bytecode cache on (as by default).
 
 Separately, the median MiniLM embedding time of one query, which is what "with the query
 embedding included" adds.
@@ -54,6 +57,23 @@ AT = "2025-06-01"
 
 def _rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def _rss_parts_mb() -> dict:
+    """This process's resident memory now, by kind (Linux): ``rss_anon_mb`` (its own: Python
+    objects, arrays) and ``rss_file_mb`` (pages of files it maps, such as the index's vectors:
+    the page cache, shared with other processes and dropped by the kernel under pressure);
+    empty where ``/proc`` has no such lines."""
+    out = {}
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                key, _, value = line.partition(":")
+                if key in ("RssAnon", "RssFile"):
+                    out[f"rss_{key[3:].lower()}_mb"] = int(value.split()[0]) / 1024.0
+    except OSError:
+        pass
+    return out
 
 
 def build_bank(path: str, n: int, dim: int = 384, batch: int = 5000, ann: bool = False) -> dict:
@@ -98,6 +118,7 @@ def query_bank(path: str, repeats: int = 200, ann: bool = False) -> dict:
         "query_median_ms": float(np.median(lat) * 1e3),
         "query_p90_ms": float(np.percentile(lat, 90) * 1e3),
         "peak_rss_mb": _rss_mb(),
+        **_rss_parts_mb(),
         "indexed_rows": loaded.indexed,
         "cpu_dispatch": cpu_dispatch_mode(),
     }
@@ -195,14 +216,17 @@ def cli_query_wall_s(n: int = 1000, runs: int = 5, tmp: str | None = None) -> di
     """Median wall time of ``fr bank query`` (a new process each time: interpreter, imports,
     open, query, output) on an n-fact bank with the hashing embedder."""
     fr = [sys.executable, "-c", "import sys; from frcore.cli import main; sys.exit(main())"]
+    # as Python runs by default: modules' bytecode cached once (PYTHONDONTWRITEBYTECODE compiles
+    # every module from source in every process)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     with tempfile.TemporaryDirectory(dir=tmp) as d:
         path = os.path.join(d, "cli.db")
         _child(f"build_bank({path!r}, {int(n)})")
         cmd = fr + ["bank", "query", path, QUERIES[0], "--at", AT]
         walls = []
-        for i in range(runs + 1):  # the first run fills JAX's compilation cache
+        for i in range(runs + 1):  # the first run fills JAX's compilation cache and the kernel's executable
             t = time.perf_counter()
-            subprocess.run(cmd, capture_output=True, check=True, timeout=600)
+            subprocess.run(cmd, capture_output=True, check=True, timeout=600, env=env)
             if i:
                 walls.append(time.perf_counter() - t)
     return {"cli_query_wall_s": float(np.median(walls)), "cli_query_wall_runs_s": walls, "n": n}
@@ -236,7 +260,12 @@ def run(sizes=(1000, 20000, 100000), embedding: bool = True, log=print, ann: boo
             f"n={n}: ingest {row['ingest_facts_per_s']:.0f}/s, first query of a fresh process "
             f"{row['first_query_s']:.2f} s (imports {row['import_s']:.2f} s more), median "
             f"{row['query_median_ms']:.2f} ms (target {row['target_ms']} ms), peak RSS {row['peak_rss_mb']:.0f} MB "
-            f"(ingest {row['ingest_peak_rss_mb']:.0f} MB), CPU dispatch {row['cpu_dispatch']}"
+            + (
+                f"(after the queries {row['rss_anon_mb']:.0f} MB own, {row['rss_file_mb']:.0f} MB of mapped files) "
+                if "rss_anon_mb" in row and "rss_file_mb" in row
+                else ""
+            )
+            + f"(ingest {row['ingest_peak_rss_mb']:.0f} MB), CPU dispatch {row['cpu_dispatch']}"
         )
         if ann:
             log(
