@@ -214,6 +214,32 @@ def test_missing_index_is_rebuilt(tmp_path):
         assert _answers(r) == want
 
 
+def test_an_index_of_an_older_format_is_replaced_whole(tmp_path):
+    """An index folder this version does not read (an older format, a damaged manifest) is
+    ignored by readers; the next writer scrubs every file of it before writing its own — no text
+    or id of the old segments stays — and the bank answers as before."""
+    db = str(tmp_path / "b.db")
+    _bank(db)
+    with Bank.open(db, readonly=True) as r:
+        want = _answers(r)
+    manifest = index_path(db) / "manifest.json"
+    m = json.loads(manifest.read_text())
+    old = [index_path(db) / s["dir"] for s in m["segments"]]
+    manifest.write_text(json.dumps(m | {"format": "frcore-bank-index-v1"}))
+    (index_path(db) / "tmp-seg-000000000001-000000000300-00000000").mkdir()  # a crashed write's
+    (index_path(db) / "tmp-seg-000000000001-000000000300-00000000" / "strings.json").write_text('["bench.7"]')
+    with Bank.open(db, readonly=True) as r:
+        assert not r.store._load().segments
+        assert _answers(r) == want
+    with Bank.open(db) as w:
+        assert _answers(w) == want
+    assert not any(p.exists() for p in old)
+    assert not (index_path(db) / "tmp-seg-000000000001-000000000300-00000000").exists()
+    with Bank.open(db, readonly=True) as r:
+        assert r.store._load().indexed == 300
+        assert _answers(r) == want
+
+
 def test_an_index_of_another_bank_or_owner_is_not_used(tmp_path):
     """A new bank at the path of a deleted one never reads the old bank's index; a bank opened
     with another owner normalisation (other tokens and vectors) does not read it either."""

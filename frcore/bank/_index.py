@@ -327,11 +327,13 @@ class BankIndex:
         try:
             with self._locked():
                 m = self._manifest()
-                if m is not None and (
+                if m is None or (
                     m.get("bank_id") != bank_id
                     or int(m.get("erasures", -1)) != erasures
                     or m.get("spec") != self.spec.identity()
                 ):
+                    # of another bank or erase count, or none this format reads (an older format's
+                    # segments, a damaged manifest, a crashed write's leftovers): nothing of it is kept
                     self._scrub_all(m)
                     m = None
                 segs = list(m["segments"]) if m is not None else []
@@ -424,7 +426,7 @@ class BankIndex:
         _scrub_ann(self.dir)
         for s in (m or {}).get("segments") or []:
             _scrub(self.dir / s["dir"])
-        for p in self.dir.glob("seg-*"):  # a segment written but never committed
+        for p in [*self.dir.glob("seg-*"), *self.dir.glob("tmp-seg-*")]:  # also written but never committed
             _scrub(p)
         self._zero_vectors(0, 0)
         with contextlib.suppress(FileNotFoundError):
