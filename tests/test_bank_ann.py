@@ -169,6 +169,16 @@ def test_ann_index_is_extended_when_due_and_found_rows_are_near(tmp_path):
         top = np.sort(exact[found])[-10:]
         hits.append(np.mean(top >= kth - 1e-6))
     assert np.mean(hits) >= 0.9
+    # the partial cosine's known rows and finiteness, as given by the index's rows (of every row,
+    # of a subset), equal those of its mask, before and after more rows are computed
+    q = bank.embedder.embed([facts[7]["text"]])[0]
+    for sub in (None, np.arange(0, 3000, 2)):
+        p = ApproximateRows(matrix, index, cfg, sub).partial(q)
+        assert p.rows is not None and p.finite is True
+        assert np.array_equal(p.known_rows(), np.flatnonzero(p.known))
+        unknown = np.flatnonzero(~p.known)[:5]
+        assert unknown.size and np.array_equal(p.fill(unknown), unknown)
+        assert np.array_equal(p.known_rows(), np.flatnonzero(p.known)) and p.known_rows().size == p.rows.size + 5
     bank.close()
 
 

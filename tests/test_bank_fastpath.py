@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from helpers import random_snapshot
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 from frcore import State
 from frcore._packed import pack_candidates, pack_query, unpack_candidates_host, unpack_query_host
@@ -387,6 +387,48 @@ def test_top_equals_a_full_sort(data):
         )
     rows = np.arange(n) if idx is None else idx
     expect = rows[np.lexsort((rows, -vals))][:count]
+    np.testing.assert_array_equal(_top(vals, idx, count), expect)
+
+
+@settings(max_examples=40, deadline=None)
+@example(0, 60_000, 300, "strided", False)  # the sample's cut holds 94 rows: fewer than count
+@example(1, 60_000, 300, "strided", True)
+@example(2, 20_000, 30, "mostly zero", False)
+@given(
+    st.integers(0, 2**32 - 1),
+    st.integers(16_384, 60_000),
+    st.integers(1, 300),
+    st.sampled_from(["distinct", "few", "mostly zero", "nan", "sorted", "strided"]),
+    st.booleans(),
+)
+def test_top_of_a_large_pool_equals_a_full_sort(seed, n, count, kind, subset):
+    """_top over pools large enough for its sampled cut: still the first ``count`` of a full
+    stable sort by (−value, row) — with distinct values, few distinct ones (ties at the cut),
+    mostly zeros (the cut at 0: the full selection), NaNs among them, sorted values, and the
+    high values all in the sample (its cut above the count-th largest: the full selection)."""
+    from frcore.bank._pipeline import _top
+
+    rng = np.random.default_rng(seed)
+    if kind == "distinct":
+        vals = rng.random(n)
+    elif kind == "few":
+        vals = rng.choice([0.0, -0.0, 0.25, 0.5, 1.0], size=n)
+    elif kind == "mostly zero":
+        vals = np.where(rng.random(n) < 0.002, rng.random(n), 0.0)
+    elif kind == "nan":
+        vals = np.where(rng.random(n) < 0.1, np.nan, rng.random(n))
+    elif kind == "sorted":
+        vals = np.sort(rng.random(n))
+    else:  # high values exactly where the sample looks: its cut can hold fewer than count rows
+        vals = rng.random(n) * 0.5
+        vals[:: max(1, n // 4096)] += 0.5
+    idx = np.sort(rng.choice(4 * n, size=n, replace=False)) if subset else None
+    rows = np.arange(n) if idx is None else idx
+    if kind == "nan":  # NaN rows are never among the top of a pool with enough other rows
+        ok = ~np.isnan(vals)
+        expect = rows[ok][np.lexsort((rows[ok], -vals[ok]))][:count]
+    else:
+        expect = rows[np.lexsort((rows, -vals))][:count]
     np.testing.assert_array_equal(_top(vals, idx, count), expect)
 
 

@@ -235,19 +235,24 @@ class ApproximateRows:
         else:
             v = np.asarray(self.matrix[self._global(found)] @ q, dtype=np.float32)
         values[found], known[found] = v, True
+        finite = bool(np.isfinite(v).all())
         if self._tail.size:
             rows = self._global(self._tail)
-            values[self._tail] = np.asarray(
+            tail = np.asarray(
                 self.matrix[rows[0] : rows[-1] + 1] @ q if self.rows is None else self.matrix[rows] @ q,
                 dtype=np.float32,
             )
+            values[self._tail] = tail
             known[self._tail] = True
+            finite = finite and bool(np.isfinite(tail).all())
         matrix, to_global = self.matrix, self._global
 
         def exact(rows: np.ndarray) -> np.ndarray:
             return np.asarray(matrix[to_global(rows)] @ q, dtype=np.float32)
 
-        return PartialCosine(values, known, bound, exact)
+        # the known rows: the candidates (ascending) then the tail (after every row the index holds)
+        known_rows = np.concatenate([found, self._tail]) if self._tail.size else found
+        return PartialCosine(values, known, bound, exact, rows=known_rows, finite=finite)
 
     def __matmul__(self, q: np.ndarray) -> np.ndarray:
         return np.asarray((self.matrix if self.rows is None else self.matrix[self.rows]) @ q)

@@ -700,7 +700,10 @@ class Bank:
         cosine: np.ndarray = (
             partial.values if partial is not None else view.vectors @ qv if len(snap.ids) else np.zeros(0)
         )
-        if not np.isfinite(cosine).all() and isinstance(view.vectors, (IndexedRows, ApproximateRows)):
+        finite = (
+            partial.finite if partial is not None and partial.finite is not None else bool(np.isfinite(cosine).all())
+        )
+        if not finite and isinstance(view.vectors, (IndexedRows, ApproximateRows)):
             # the index holds only finite vectors: this one is damaged; rank from SQLite instead
             self.store.distrust_index()
             self._views.clear()
@@ -708,7 +711,7 @@ class Bank:
             return self._rank(
                 text, at_t, known_t, include_quarantined, None, cfg, intent, categories, params, query_vec, explain
             )
-        if not np.isfinite(cosine).all():  # never reached with finite vectors; NaN must never enter a ranking
+        if not finite:  # never reached with finite vectors; NaN must never enter a ranking
             cosine = np.nan_to_num(cosine, nan=0.0, posinf=0.0, neginf=0.0)
         bm = view.lexical.scores(qtext) if len(snap.ids) else np.zeros(0)
         r: Retrieval = retrieve(

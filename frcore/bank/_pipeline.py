@@ -654,6 +654,12 @@ def relative_floor_params(params: LifecycleParams, sigma_max: float) -> np.ndarr
     return vec
 
 
+#: pools of at least this many rows are first cut at a value taken from a strided sample of
+#: ``_SAMPLE`` rows (:func:`_top`; exact: used only when every row of the top is above the cut)
+_SAMPLE_FROM = 16_384
+_SAMPLE = 4096
+
+
 def _top(vals: np.ndarray, idx: np.ndarray | None, count: int) -> np.ndarray:
     """The ``count`` rows with the largest values, ties by row (ascending): ``vals`` are the
     values of rows ``idx`` (ascending; ``None``: of every row, ``vals`` indexed by row).
@@ -661,8 +667,21 @@ def _top(vals: np.ndarray, idx: np.ndarray | None, count: int) -> np.ndarray:
     When the pool is large, a partial selection: every row above the count-th largest value is
     in, ordered by (−value, row); rows equal to it fill the rest in row order (a bank often has
     hundreds of rows tied at one value, e.g. cosine clipped to 0). A NaN threshold (NaN values)
-    falls back to ordering by −value."""
+    falls back to ordering by −value. Of a very large pool, the selection is made among the rows
+    at or above a cut taken from a strided sample, when at least ``count`` and few rows are."""
     n = vals.shape[0]
+    if n >= _SAMPLE_FROM and n > 64 * count:
+        # a cut at most the count-th largest value, from a strided sample: the rows at or above
+        # it hold every row of the top, and the count-th largest among them is the same value
+        sample = vals[:: max(1, n // _SAMPLE)]
+        j = min(sample.shape[0] - 1, 4 * count * sample.shape[0] // n + 8)
+        cut = -np.partition(-sample, j)[j]
+        if cut == cut:
+            over = vals >= cut
+            size = int(np.count_nonzero(over))
+            if count <= size <= n // 8:
+                rows = np.flatnonzero(over)
+                return _top(vals[rows], rows if idx is None else idx[rows], count)
     if n > 4 * count:
         # the count-th largest by selecting the count-th smallest of −vals: NumPy's introselect
         # at a kth near the top of an array of few distinct values (cosine clipped to 0) took
@@ -698,13 +717,23 @@ class PartialCosine:
     cosine array whenever the bound holds: the cosine stage needs only the nearest rows (a row's
     lifecycle-linked cosine is its own or a related row's), the forced stage computes every row
     whose upper bound could reach its top, and σ of every candidate is computed exactly.
-    ``damaged``: a row computed later had a non-finite cosine (it counts as 0)."""
+    ``damaged``: a row computed later had a non-finite cosine (it counts as 0). ``rows``: the
+    known rows when it was made (ascending), ``finite``: whether their cosines are all finite
+    (``None``: not given; both spare a pass over every row)."""
 
     values: np.ndarray
     known: np.ndarray
     bound: float
     exact: Callable[[np.ndarray], np.ndarray]
     damaged: bool = False
+    rows: np.ndarray | None = None
+    finite: bool | None = None
+
+    def known_rows(self) -> np.ndarray:
+        """The known rows, ascending."""
+        if self.rows is not None and int(np.count_nonzero(self.known)) == self.rows.size:
+            return self.rows  # known only grows from ``rows``: as many means the same rows
+        return np.flatnonzero(self.known)
 
     def fill(self, rows: np.ndarray) -> np.ndarray:
         """Compute the unknown ``rows`` (ascending, distinct); returns the rows computed."""
@@ -807,7 +836,7 @@ def retrieve(
     cos = cos_raw
     # of a partial cosine: the rows whose cosine can be above 0 before any is computed (the known
     # ones and the sources of their related pairs; every other row's counts as 0 until computed)
-    reached = np.flatnonzero(partial.known) if partial is not None else None
+    reached = partial.known_rows() if partial is not None else None
     if propagate and rel is not None:
         # per source row, the maximum of propagation x cos over its related rows
         if reached is None:
