@@ -97,7 +97,8 @@ def cached_call(fn: Any, *args: np.ndarray, **static: Any) -> Any:
     an executable read back from it does not serialize whole), serialized with
     :mod:`jax.experimental.serialize_executable` under a key of the function, the arguments'
     shapes and dtypes, the static arguments, the versions of Python, JAX and jaxlib, the
-    backend, the CPU's features and the source of every ``frcore`` module: any change to those
+    backend, the CPU's features, ``XLA_FLAGS``, the JAX settings that change a lowering (x64,
+    matmul precision, dtype promotion) and the source of every ``frcore`` module: any change to those
     makes another executable. It is written only when, read back, it gives the compiled one's
     output bit for bit; one that cannot be read or run is compiled (and written) again. Files are
     read with :mod:`pickle`, as trusted as the compilation cache they sit in. With the cache off,
@@ -192,6 +193,9 @@ def _environment_key() -> str:
                     device.platform,
                     device.device_kind,
                     bool(getattr(jax.config, "jax_enable_x64", False)),
+                    str(getattr(jax.config, "jax_default_matmul_precision", None)),
+                    str(getattr(jax.config, "jax_numpy_dtype_promotion", None)),
+                    os.environ.get("XLA_FLAGS", ""),
                     platform.machine(),
                     platform.processor(),
                     hashlib.sha256(cpu.encode("utf-8")).hexdigest(),
