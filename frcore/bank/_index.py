@@ -45,6 +45,7 @@ import numpy as np
 
 from . import _ann
 from ._lexical import Postings
+from ._lifecycle import slot_codes
 
 FORMAT = "frcore-bank-index-v2"
 #: numeric columns of :func:`frcore.bank._lifecycle.edge_columns` kept as ``.npy`` arrays
@@ -100,8 +101,8 @@ class Rows:
     vectors: np.ndarray  # of rows about to be written; empty once they are rows of vectors.f32
     postings: Postings
     raw: Callable[[], list[tuple]] | list[tuple] | bytes  # rows, a reader of them (raw.json, SQLite), or JSON
-    #: of a segment read from disk: each :data:`CODED_COLUMNS` column as (values, codes) (:func:`encode`)
-    codes: dict[str, tuple[list, np.ndarray]] = field(default_factory=dict)
+    #: of a segment read from disk: its slot column as (values, codes) (:func:`encode`)
+    slot_codes: tuple[list, np.ndarray] | None = None
 
     @property
     def n(self) -> int:
@@ -145,11 +146,9 @@ def _object(values: list[Any]) -> np.ndarray:
 
 def encode(column: np.ndarray) -> tuple[list, np.ndarray]:
     """A string column (``None`` allowed) as (its distinct values in order of first occurrence,
-    every row's int32 position among them, -1 for ``None``)."""
+    every row's int32 position among them, -1 for ``None``: its :func:`slot_codes`)."""
     seen: dict[Any, int] = {}
-    codes = np.fromiter(
-        (-1 if x is None else seen.setdefault(x, len(seen)) for x in column.tolist()), dtype=np.int32, count=len(column)
-    )
+    codes = slot_codes(column.tolist(), seen).astype(np.int32)
     return list(seen), codes
 
 
@@ -241,11 +240,9 @@ class BankIndex:
         cols: dict[str, Any] = {k: np.asarray(arr(k)) for k in NUMERIC_COLUMNS}
         for k in STRING_COLUMNS:
             cols[k] = _object(strings[k])
-        codes: dict[str, tuple[list, np.ndarray]] = {}
-        for k in CODED_COLUMNS:
-            values, local = strings["values"][k], np.asarray(arr(f"code_{k}"))
+        coded = {k: (strings["values"][k], np.asarray(arr(f"code_{k}"))) for k in CODED_COLUMNS}
+        for k, (values, local) in coded.items():
             cols[k] = decode(values, local)
-            codes[k] = (values, local)
         n = seq.shape[0]
         if any(len(cols[k]) != n for k in cols) or len(strings["links"]) != n:
             raise ValueError(f"{d}: columns of different lengths")
@@ -267,7 +264,7 @@ class BankIndex:
             vectors=np.zeros((0, self.spec.dim), dtype=np.float32),  # they are rows of vectors.f32
             postings=postings,
             raw=_RawFile(d / "raw.json"),
-            codes=codes,
+            slot_codes=coded["slots"],
         )
 
     def ann(self, cfg: _ann.AnnConfig) -> _ann.AnnIndex | None:
@@ -457,7 +454,7 @@ class BankIndex:
             strings: dict[str, Any] = {k: list(rows.cols[k].tolist()) for k in STRING_COLUMNS}
             strings |= {"links": list(rows.links), "lo": rows.lo, "hi": rows.hi, "values": {}}
             for k in CODED_COLUMNS:
-                values, codes = rows.codes[k] if k in rows.codes else encode(rows.cols[k])
+                values, codes = encode(rows.cols[k])
                 strings["values"][k] = values
                 put(f"code_{k}", codes)
             (tmp / "strings.json").write_bytes(json.dumps(strings, ensure_ascii=False).encode("utf-8"))

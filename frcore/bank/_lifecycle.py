@@ -132,10 +132,11 @@ def row_lifecycle(edges: Sequence[FactRecord]) -> dict[str, np.ndarray]:
     }
 
 
-def slot_codes(slots: Sequence[str | None]) -> np.ndarray:
+def slot_codes(slots: Sequence[str | None], vocab: dict[str, int] | None = None) -> np.ndarray:
     """(n,) int64 code of each slot key: equal exactly when the keys are, numbered in order of
-    first occurrence (0, 1, ...); -1 for no slot."""
-    codes: dict[str, int] = {}
+    first occurrence (0, 1, ...); -1 for no slot. ``vocab``: the codes of slots numbered before
+    (the keys of rows before these), extended with the new ones."""
+    codes: dict[str, int] = {} if vocab is None else vocab
     return np.fromiter(
         (-1 if s is None else codes.setdefault(s, len(codes)) for s in slots), dtype=np.int64, count=len(slots)
     )

@@ -100,6 +100,7 @@ from ._lifecycle import (
     edge_columns,
     retracted_by_transitions,
     row_lifecycle,
+    slot_codes,
     snapshot_from_columns,
     states_from_columns,
 )
@@ -317,18 +318,9 @@ def _links(text: str) -> dict[str, tuple[str, ...]]:
 
 def _segment_slot_codes(seg: Rows, vocab: dict[str, int]) -> np.ndarray:
     """The slot codes of a segment's rows, numbering (in ``vocab``) the slots it is first to hold."""
-    values, local = seg.codes["slots"] if "slots" in seg.codes else encode(seg.cols["slots"])
+    values, local = seg.slot_codes if seg.slot_codes is not None else encode(seg.cols["slots"])
     remap = np.array([vocab.setdefault(v, len(vocab)) for v in values] + [-1], dtype=np.int64)
     return remap[local]
-
-
-def _more_slot_codes(edges: Sequence[FactRecord], vocab: dict[str, int]) -> np.ndarray:
-    """The slot codes of ``edges`` (rows after those ``vocab`` numbers the slots of)."""
-    return np.fromiter(
-        (-1 if e.slot is None else vocab.setdefault(e.slot, len(vocab)) for e in edges),
-        dtype=np.int64,
-        count=len(edges),
-    )
 
 
 #: the links of a row without any, shared by every such row of a load (never written)
@@ -1650,7 +1642,7 @@ class Store:
             records, seqs, trs = new_edges, new_seq, new_trs
             slot_vocab: dict[str, int] = {}
             codes = [_segment_slot_codes(seg, slot_vocab) for seg in segments]
-            slot_codes = np.concatenate([*codes, _more_slot_codes(new_edges, slot_vocab)])
+            row_codes = np.concatenate([*codes, slot_codes([e.slot for e in new_edges], slot_vocab)])
         else:
             cols = concat_columns(old.cols, new_cols)
             recorded = np.concatenate([old.recorded, new_rec])
@@ -1660,7 +1652,7 @@ class Store:
             records, seqs = old.records + new_edges, np.concatenate([old.seqs, new_seq])
             trs = old.transitions + new_trs
             slot_vocab = dict(old.slot_vocab)  # the old load's stays as it was (its readers may be in threads)
-            slot_codes = np.concatenate([old.slot_codes, _more_slot_codes(new_edges, slot_vocab)])
+            row_codes = np.concatenate([old.slot_codes, slot_codes([e.slot for e in new_edges], slot_vocab)])
         loaded = _Loaded(
             version=version,
             erasures=erasures,
@@ -1676,7 +1668,7 @@ class Store:
             segments=segments,
             records=records,
             seqs=seqs,
-            slot_codes=slot_codes,
+            slot_codes=row_codes,
             slot_vocab=slot_vocab,
         )
         if index is not None and not self.readonly and loaded.records:
@@ -1907,7 +1899,7 @@ class Store:
         idx = np.flatnonzero(mask)
         with self._lock:  # the per-version derivation cache is shared by threads
             index, life = loaded.lifecycle()
-        codes = life.slot  # of every row: a subset's keep their order of first occurrence
+        codes = life.slot  # of every row (a subset's are equal exactly when its slots are)
         retract_rows = retracted_by_transitions(trs, at_n, index)
         if idx.size != loaded.n:  # a subset: positions and links among its edges only
             local = np.full(loaded.n, -1, dtype=np.int64)
