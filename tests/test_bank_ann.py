@@ -182,6 +182,66 @@ def test_ann_index_is_extended_when_due_and_found_rows_are_near(tmp_path):
     bank.close()
 
 
+def _pq_index(n: int, dim: int = 32, seed: int = 0):
+    import faiss
+
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((n, dim)).astype(np.float32)
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    index = faiss.IndexPQFastScan(dim, dim // 4, 4, faiss.METRIC_INNER_PRODUCT)
+    index.train(x)
+    index.add(x)
+    return index, rng
+
+
+@pytest.mark.parametrize("n,parts,k", [(5000, 2, 100), (5003, 3, 400), (777, 4, 1000), (96, 2, 50)])
+def test_index_scanned_in_shards_finds_the_rows_of_the_whole(n, parts, k):
+    """The k best of every shard's k best are the whole index's k best: the same scores, and
+    rows outside the whole's result only where they tie with its k-th score."""
+    import faiss
+
+    from frcore.bank._ann import AnnIndex, split
+
+    whole, rng = _pq_index(n)
+    shards = split(faiss.clone_index(whole), parts)
+    assert [first for first, _ in shards] == [n * i // parts for i in range(parts)]
+    assert sum(int(s.ntotal) for _, s in shards) == n
+    sharded = AnnIndex(shards, n, "x")
+    for _ in range(20):
+        q = rng.standard_normal(32).astype(np.float32)
+        d, i = whole.search(q.reshape(1, -1), min(k, n))
+        score = dict(zip(i[0].tolist(), d[0].tolist()))
+        found = sharded.search(q, k)
+        assert found.size == min(k, n) and np.array_equal(found, np.unique(found))
+        # the shards' rows have the whole's k best scores
+        d_all, i_all = whole.search(q.reshape(1, -1), n)
+        all_score = dict(zip(i_all[0].tolist(), d_all[0].tolist()))
+        assert sorted(all_score[r] for r in found.tolist()) == sorted(score.values())
+        kth = min(score.values())
+        assert all(all_score[r] == kth for r in set(found.tolist()) - set(score))
+
+
+def test_bank_scans_its_index_in_shards_and_answers_as_with_one(tmp_path, monkeypatch):
+    """A bank whose approximate index is scanned in shards ranks as with the index whole."""
+    from frcore.bank import _ann
+
+    path = str(tmp_path / "b.db")
+    facts = _bank_facts(1500)
+    cfg = AnnConfig(min_rows=0, candidates=300)
+    with Bank.open(path, embedder="hash-384", ann=cfg) as bank:
+        bank.add(facts)
+    one = Bank.open(path, readonly=True, ann=cfg)
+    whole = [[(r["id"], r["score"], r["terms"]) for r in one.query(q, at="2025-03-01").results] for q in QUERIES]
+    monkeypatch.setattr(_ann, "shard_count", lambda rows: 3)
+    three = Bank.open(path, readonly=True, ann=cfg)
+    for q, expected in zip(QUERIES, whole):
+        assert [(r["id"], r["score"], r["terms"]) for r in three.query(q, at="2025-03-01").results] == expected, q
+    assert len(one.store.ann_index(cfg).shards) == 1
+    assert [f for f, _ in three.store.ann_index(cfg).shards] == [0, 500, 1000]
+    one.close()
+    three.close()
+
+
 def test_erase_scrubs_the_ann_index_and_the_next_add_rebuilds_it(tmp_path):
     """The index holds a (compressed) copy of every vector: an erase overwrites its file with
     zeros and deletes it; queries are exact until a write rebuilds it."""

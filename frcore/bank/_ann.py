@@ -12,7 +12,9 @@ and computes the rows the index does not hold yet (added since it was written) e
 every other row's cosine is computed when the pipeline needs it
 (:class:`frcore.bank._pipeline.PartialCosine`). When the candidates include the rows nearest the
 query, the ranking is the exact one; how often they do is ``ann_recall_at_10`` in
-``fr bank bench --ann``.
+``fr bank bench --ann``. An index of at least :data:`SHARD_FROM` rows is scanned in shards of
+consecutive rows, one per CPU (at most 4), on as many threads: the query's candidates are the
+best of every shard's best, the same rows as of the index whole (up to ties in its score).
 
 A writable bank extends the index after an add once the rows it does not hold exceed
 :attr:`AnnConfig.growth` of those it does (and the bank has at least :attr:`AnnConfig.min_rows`);
@@ -75,21 +77,83 @@ def _faiss():
     return faiss
 
 
+#: an index of at least this many rows is scanned in shards, one thread each (:func:`shard_count`)
+SHARD_FROM = 131_072
+
+
+def shard_count(rows: int) -> int:
+    """Shards an index of ``rows`` rows is scanned in: one per CPU this process may run on (at
+    most 4), each of at least ``SHARD_FROM`` / 2 rows; 1 below that. A query scans one shard per
+    thread (faiss scans one query's codes on one thread)."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    return max(1, min(cpus, 4, rows // (SHARD_FROM // 2))) if rows >= SHARD_FROM else 1
+
+
+def _one_thread() -> None:
+    _faiss().omp_set_num_threads(1)  # (a thread's own OpenMP setting) no nested parallel region per shard
+
+
 @dataclass
 class AnnIndex:
-    """A loaded approximate index over rows ``[0, rows)`` (``file``: its file's name in the index folder)."""
+    """A loaded approximate index over rows ``[0, rows)`` (``file``: its file's name in the index
+    folder), as ``shards``: (first row, index over the rows from it to the next shard's first)."""
 
-    index: Any
+    shards: list[tuple[int, Any]]
     rows: int
     file: str
+    _pool: Any = None  # the shards' threads, started by the first search (they end with it)
 
     def search(self, q: np.ndarray, k: int) -> np.ndarray:
-        """The (up to) ``k`` rows of highest approximate inner product with ``q``, ascending."""
+        """The (up to) ``k`` rows of highest approximate inner product with ``q``, ascending: the
+        ``k`` best of every shard's ``k`` best (by score, ties by row)."""
         if self.rows == 0:
             return np.zeros(0, dtype=np.int64)
-        _, found = self.index.search(np.asarray(q, dtype=np.float32).reshape(1, -1), int(min(k, self.rows)))
-        rows = found[0]
-        return np.sort(rows[rows >= 0]).astype(np.int64)
+        q = np.asarray(q, dtype=np.float32).reshape(1, -1)
+        k = int(min(k, self.rows))
+        if len(self.shards) == 1:
+            _, found = self.shards[0][1].search(q, k)
+            rows = found[0]
+            return np.sort(rows[rows >= 0]).astype(np.int64)
+        if self._pool is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._pool = ThreadPoolExecutor(len(self.shards) - 1, "frcore-ann", initializer=_one_thread)
+        runs = [self._pool.submit(index.search, q, min(k, int(index.ntotal))) for _, index in self.shards[1:]]
+        first_index = self.shards[0][1]
+        here = first_index.search(q, min(k, int(first_index.ntotal)))  # the first shard on this thread
+        scores, rows = [], []
+        for (first, _), run in zip(self.shards, [None, *runs]):
+            d, i = here if run is None else run.result()
+            keep = i[0] >= 0
+            scores.append(d[0][keep])
+            rows.append(i[0][keep] + first)
+        s, r = np.concatenate(scores), np.concatenate(rows)
+        best = np.lexsort((r, -s))[:k]
+        return np.sort(r[best]).astype(np.int64)
+
+
+def split(index: Any, parts: int) -> list[tuple[int, Any]]:
+    """``index`` as ``parts`` shards of consecutive rows (faiss's ``remove_ids`` of the rows
+    outside each; the last shard is ``index`` itself, its earlier rows removed)."""
+    faiss = _faiss()
+    n = int(index.ntotal)
+    if parts <= 1 or n < 2 * parts:
+        return [(0, index)]
+    cuts = [n * i // parts for i in range(parts + 1)]
+    shards = []
+    for lo, hi in zip(cuts[:-2], cuts[1:-1]):
+        shard = faiss.clone_index(index)
+        if hi < n:
+            shard.remove_ids(faiss.IDSelectorRange(hi, n))
+        if lo:
+            shard.remove_ids(faiss.IDSelectorRange(0, lo))
+        shards.append((lo, shard))
+    index.remove_ids(faiss.IDSelectorRange(0, cuts[-2]))
+    shards.append((cuts[-2], index))
+    return shards
 
 
 def read_sidecar(folder: Path) -> dict[str, Any] | None:
@@ -114,13 +178,15 @@ def valid_for(side: dict[str, Any] | None, manifest: dict[str, Any] | None, cfg:
 
 
 def load(folder: Path, side: dict[str, Any]) -> AnnIndex:
-    """The index ``side`` names (its codes read into memory: 4 bits per code)."""
+    """The index ``side`` names (its codes read into memory: 4 bits per code), in
+    :func:`shard_count` shards."""
     faiss = _faiss()
     path = folder / str(side["file"])
     index = faiss.read_index(str(path))
-    if int(index.ntotal) != int(side["rows"]):
-        raise ValueError(f"{path}: holds {index.ntotal} rows, {SIDECAR} says {side['rows']}")
-    return AnnIndex(index, int(side["rows"]), str(side["file"]))
+    rows = int(side["rows"])
+    if int(index.ntotal) != rows:
+        raise ValueError(f"{path}: holds {index.ntotal} rows, {SIDECAR} says {rows}")
+    return AnnIndex(split(index, shard_count(rows)), rows, str(side["file"]))
 
 
 def build(
