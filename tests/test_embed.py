@@ -17,6 +17,7 @@ the fixture). The JAX encoder must reproduce every vector at cosine ≥ 0.999.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -37,6 +38,7 @@ from frcore.bank._embed import (
     check_texts,
     find_minilm_dir,
     get_embedder,
+    hashing_features,
 )
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "minilm_reference.json"
@@ -267,6 +269,23 @@ def test_hash_unit_norm_or_zero(text: str):
     assert abs(norm - 1.0) <= NORM_TOL or norm == 0.0
     if not text.strip():
         assert norm == 0.0
+
+
+@given(st.lists(_text, max_size=6), st.sampled_from([1, 7, 64, 384]))
+@example(["", "a a", "!"], 7)
+def test_hash_embedding_is_its_formula(texts: list[str], dim: int):
+    """v_j = Σ_f s(f)·[h(f) mod d = j] over the text's features, e = v / ‖v‖ (zero when v is),
+    written out one feature at a time."""
+    v = np.zeros((len(texts), dim))
+    for i, text in enumerate(texts):
+        for feature in hashing_features(text):
+            h = int.from_bytes(hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest(), "little")
+            v[i, h % dim] += 1.0 if h >> 63 == 0 else -1.0
+    norms = np.linalg.norm(v, axis=1, keepdims=True)
+    expected = np.divide(v, norms, out=np.zeros_like(v), where=norms > 0).astype(np.float32)
+    got = HashingEmbedder(dim).embed(texts)
+    assert got.shape == (len(texts), dim) and got.dtype == np.float32
+    np.testing.assert_array_equal(got, expected)
 
 
 @given(_text, st.lists(_text, max_size=4))

@@ -19,7 +19,7 @@ import unicodedata
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 from frcore.bank import _facts
 from frcore.bank._injection import (
@@ -266,6 +266,18 @@ def test_gates_never_change_a_verdict_on_the_set():
     assert [detect(i["text"]) for i in ITEMS] == [detect(i["text"], gated=False) for i in ITEMS]
 
 
+@given(st.text(max_size=60))
+@example("abcdefgh ab a-bcdef 日本語 x1y2z3")
+def test_view_prefixes_are_every_words_first_letters(text):
+    """A view's prefixes: the first 1 … 4 letters of each of its words."""
+    import re
+
+    from frcore.bank import _injection as inj
+
+    words = re.findall(r"\w+", text)
+    assert inj._prefixes(text) == {w[:k] for w in words for k in range(1, 5)}
+
+
 def _admits_plainly(gate, view: str, view_prefixes: frozenset) -> bool:
     """Gate.admits as its docstring states it, with plain ``in`` tests."""
     if any(c not in view for c in gate.all_chars):
@@ -283,10 +295,16 @@ def _admits_plainly(gate, view: str, view_prefixes: frozenset) -> bool:
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(words=st.lists(st.sampled_from(VOCAB + ["“quoted”", "a.i.", "```", "![x]", "日本語", "_x_"]), max_size=25))
+@given(
+    words=st.lists(
+        st.sampled_from(VOCAB + ["“quoted”", "a.i.", "```", "![x]", "日本語", "_x_", "#", "[(", "<b>", '"x'] + VOCAB),
+        max_size=25,
+    )
+)
 def test_gate_admission_equals_its_plain_statement(words):
     """Every rule's and signal's gate admits a view exactly as the plain statement of the gate
-    does, and the signals found through word prefixes are those whose gate admits the view."""
+    does, and the rules and signals found through word prefixes (and the strings of the gates
+    not gated on words) are those whose gate admits the view."""
     from frcore.bank import _injection as inj
 
     for _, view in inj.views(" ".join(words)):
@@ -295,6 +313,8 @@ def test_gate_admission_equals_its_plain_statement(words):
             assert gate.admits(view, prefixes) == _admits_plainly(gate, view, prefixes)
         expect = {name for name, gate in inj.SIGNAL_GATES.items() if _admits_plainly(gate, view, prefixes)}
         assert inj._admitted_signals(view, prefixes) == expect
+        rules = {k for k, gate in enumerate(inj.GATES) if _admits_plainly(gate, view, prefixes)}
+        assert inj._RULE_GATES.admitted(view, prefixes) == rules
 
 
 # ----------------------------------------------------------------------------- the measurement

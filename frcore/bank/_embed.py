@@ -153,11 +153,18 @@ class HashingEmbedder:
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Embed texts → ``(n, dim)`` float32, rows unit-norm or zero."""
         items = check_texts(texts)
-        out = np.zeros((len(items), self.dim), dtype=np.float64)
+        n, d = len(items), self.dim
+        hashes: list[int] = []
+        counts = np.zeros(n, dtype=np.int64)
         for i, text in enumerate(items):
-            for feat in hashing_features(text):
-                h = _feature_hash(feat)
-                out[i, h % self.dim] += 1.0 if (h >> 63) == 0 else -1.0
+            before = len(hashes)
+            hashes.extend(map(_feature_hash, hashing_features(text)))
+            counts[i] = len(hashes) - before
+        h = np.array(hashes, dtype=np.uint64)
+        cell = np.repeat(np.arange(n, dtype=np.int64) * d, counts) + (h % np.uint64(d)).astype(np.int64)
+        sign = np.where((h >> np.uint64(63)) == 0, 1.0, -1.0)
+        # v_j: the signed counts, summed exactly (integers in float64) in any order
+        out = np.bincount(cell, weights=sign, minlength=n * d).astype(np.float64, copy=False).reshape(n, d)
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         out = np.divide(out, norms, out=np.zeros_like(out), where=norms > 0)
         return out.astype(np.float32)

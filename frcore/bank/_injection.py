@@ -361,7 +361,7 @@ _LEADING = re.compile(rf"\b\w{{1,{_PREFIX_MAX}}}")
 @lru_cache(maxsize=64)
 def _word_prefixes(leading: frozenset[str]) -> frozenset[str]:
     """All prefixes of the given word beginnings (a text's views mostly share them: cached)."""
-    return frozenset().union(leading, *({w[:k] for w in leading} for k in range(1, _PREFIX_MAX)))
+    return frozenset([w[:k] for w in leading for k in range(1, _PREFIX_MAX + 1)])  # (each w has ≤ _PREFIX_MAX letters)
 
 
 def _lead(alternation: str) -> str:
@@ -1614,8 +1614,8 @@ class GateIndex:
     """The gates of named rules or signals, found through a view's word prefixes:
     :meth:`admitted` is ``{key for key, gate in gates.items() if gate.admits(view, prefixes)}``,
     testing only the gates a prefix of the view names, those not found through a word (gated on
-    characters or a script, or not on words), and checking in full those whose gate needs more
-    than one of its words."""
+    characters or a script, or not on words) when the view holds a string or script one of them
+    needs, and checking in full those whose gate needs more than one of its words."""
 
     def __init__(self, gates: Mapping[Any, Gate]):
         by_prefix: dict[str, list[Any]] = {}
@@ -1632,9 +1632,28 @@ class GateIndex:
         self.prefix_keys = frozenset(self.by_prefix)
         self.others = tuple(others)
         self.check = frozenset(check)
+        # a gate not found through a word admits a view only through one of its strings or its
+        # script (or, gated on no words, strings it needs, the first of all_chars): when a view has
+        # none of those, no such gate is tried (None: one of them has no such string)
+        needs: list[str] = []
+        for key in others:
+            gate = gates[key]
+            if gate.prefixes or gate.chars or gate.script is not None:
+                needs.extend(re.escape(c) for c in gate.chars)
+                if gate.script is not None:
+                    needs.append(gate.script.pattern)
+            elif gate.all_chars:
+                needs.append(re.escape(gate.all_chars[0]))
+            else:
+                needs = []
+                self.others_need: re.Pattern[str] | None = None
+                break
+        else:
+            self.others_need = re.compile("|".join(dict.fromkeys(needs))) if needs else None
 
     def admitted(self, view: str, view_prefixes: frozenset[str]) -> set[Any]:
-        found: set[Any] = set(self.others)
+        need = self.others_need
+        found: set[Any] = set(self.others) if need is None or need.search(view) is not None else set()
         for p in view_prefixes & self.prefix_keys:
             found.update(self.by_prefix[p])
         return {k for k in found if k not in self.check or self.gates[k].admits(view, view_prefixes)}

@@ -465,6 +465,8 @@ def _scrub(text: str | None, edge_id: str) -> str | None:
 
 
 _decode = json.JSONDecoder().decode
+#: ``json.dumps(x, separators=(",", ":"))`` (one encoder, not one per call)
+_encode = json.JSONEncoder(separators=(",", ":")).encode
 
 
 def _row_to_record(row: Sequence[Any]) -> FactRecord:
@@ -860,7 +862,7 @@ class Store:
                 continue
             links = {k: [t for t in ts if t != edge_id] for k, ts in _decode(row[0]).items()}
             links = {k: ts for k, ts in links.items() if ts}
-            conn.execute("UPDATE edges SET links=? WHERE id=?", (json.dumps(links, separators=(",", ":")), src))
+            conn.execute("UPDATE edges SET links=? WHERE id=?", (_encode(links), src))
         conn.execute("DELETE FROM edge_links WHERE src=? OR dst=?", (edge_id, edge_id))
         conn.execute("DELETE FROM transitions WHERE edge_id=?", (edge_id,))
         conn.execute("DELETE FROM releases WHERE edge_id=?", (edge_id,))
@@ -1141,13 +1143,13 @@ class Store:
             (
                 r.id,
                 r.text,
-                json.dumps(r.categories, separators=(",", ":")),
+                _encode(r.categories),
                 _ts(r.said_at),
                 None if r.event_time is None else _ts(r.event_time),
                 r.slot,
                 r.confidence,
                 int(bool(r.numeric)),
-                json.dumps({k: list(v) for k, v in r.links.items()}, separators=(",", ":")),
+                _encode({k: list(v) for k, v in r.links.items()}) if r.links else "{}",
                 r.session,
                 r.kind,
                 r.speaker,
