@@ -14,6 +14,7 @@ name load them all.
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import sqlite3
 import sys
@@ -145,6 +146,16 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
+def run() -> int:
+    """The ``fr`` console script: :func:`main`, then every object left is frozen out of the
+    interpreter's last garbage collections (``gc.freeze``): at exit, a full collection over the
+    objects JAX's modules hold took 0.35-0.45 s of every command. Files are closed, and output
+    flushed, by then; the operating system reclaims the memory."""
+    rc = main()
+    gc.freeze()
+    return rc
+
+
 #: exit status after a broken pipe on stdout (as a shell reports a command killed by SIGPIPE)
 EXIT_BROKEN_PIPE = 141
 
@@ -168,4 +179,4 @@ def _detach_stdout() -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run())

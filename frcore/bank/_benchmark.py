@@ -220,7 +220,7 @@ def _child(call: str) -> dict:
 def cli_query_wall_s(n: int = 1000, runs: int = 5, tmp: str | None = None) -> dict:
     """Median wall time of ``fr bank query`` (a new process each time: interpreter, imports,
     open, query, output) on an n-fact bank with the hashing embedder."""
-    fr = [sys.executable, "-c", "import sys; from frcore.cli import main; sys.exit(main())"]
+    fr = [sys.executable, "-c", "import sys; from frcore.cli import run; sys.exit(run())"]  # as the console script
     # as Python runs by default: modules' bytecode cached once (PYTHONDONTWRITEBYTECODE compiles
     # every module from source in every process)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
