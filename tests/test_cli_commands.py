@@ -137,6 +137,9 @@ def test_the_console_script_runs_main_and_freezes_what_is_left():
     tomllib = pytest.importorskip("tomllib")
     meta = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     assert meta["project"]["scripts"]["fr"] == "frcore.cli:run"
-    code = "import gc, sys\nfrom frcore.cli import run\nsys.argv = ['fr']\nrc = run()\nprint(rc, gc.get_freeze_count() > 0)"
+    code = (
+        "import gc, sys\nfrom frcore.cli import run\nsys.argv = ['fr']\nrc = run()\n"
+        "print(rc, gc.get_freeze_count() > 0)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True)
     assert out.stdout.strip().splitlines()[-1] == "2 True", out.stdout

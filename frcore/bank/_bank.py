@@ -536,7 +536,9 @@ class Bank:
         with _collector_paused():  # (the first view reads every row: objects by the hundred thousand)
             return self._new_view(key, at, known_at, include_quarantined)
 
-    def _new_view(self, key: tuple, at: _dt.datetime, known_at: _dt.datetime | None, include_quarantined: bool) -> _View:
+    def _new_view(
+        self, key: tuple, at: _dt.datetime, known_at: _dt.datetime | None, include_quarantined: bool
+    ) -> _View:
         snap = self.store.snapshot(at, known_at=known_at, include_quarantined=include_quarantined, user=self.user)
         rows = self._rows_of(snap, known_at)
         if len(self._views) > 8:
