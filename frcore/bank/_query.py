@@ -163,15 +163,8 @@ class IntentDecision:
     rule: str  # name of the rule that fired, "default" or "given"
 
 
-#: every rule's pattern in one alternation: no match there means no rule matches (one scan
-#: instead of twelve for the default intent); which rule fires is still decided in order
-_ANY_RULE = re.compile("|".join(f"(?:{p.pattern})" for _, _, p in INTENT_RULES), re.IGNORECASE)
-
-
 def infer_intent(text: str) -> IntentDecision:
     """Intent of a query by the first matching rule of :data:`INTENT_RULES` (default ``current``)."""
-    if not _ANY_RULE.search(text):
-        return IntentDecision("current", "default")
     for intent, name, pattern in INTENT_RULES:
         if pattern.search(text):
             return IntentDecision(intent, name)
