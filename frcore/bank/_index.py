@@ -247,7 +247,7 @@ class BankIndex:
         if any(len(cols[k]) != n for k in cols) or len(strings["links"]) != n:
             raise ValueError(f"{d}: columns of different lengths")
         postings = Postings(
-            {t: i for i, t in enumerate(vocab_list)},
+            dict(zip(vocab_list, range(len(vocab_list)))),
             np.asarray(arr("post_indptr")),
             arr("post_rows"),
             arr("post_tf"),

@@ -38,6 +38,7 @@ time (only edges and transitions *recorded* by then), so "what did the bank beli
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -186,9 +187,8 @@ class LifecycleColumns:
         src: list[int] = []
         dst: list[int] = []
         kind: list[int] = []
-        for i, lk in enumerate(links):
-            if not lk:
-                continue
+        for i in itertools.compress(range(len(links)), links):  # the rows with links (most have none)
+            lk = links[i]
             for k, name in enumerate(LINK_KINDS):
                 for t in lk.get(name, ()):
                     j = index.get(t)
@@ -516,7 +516,7 @@ def snapshot_from_columns(
         known_at=known_at,
         index=index
         if index is not None and every and rows.size == len(index)
-        else {fid: i for i, fid in enumerate(ids.tolist())},
+        else dict(zip(ids.tolist(), range(ids.shape[0]))),
         rows=_readonly(rows.copy()),
         version=version,
         slot_codes=None if slot_codes is None else take(np.asarray(slot_codes, dtype=np.int64)),

@@ -39,6 +39,7 @@ formula.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -230,9 +231,8 @@ def related_pairs(
     or as related row, come in the same order whatever the codes."""
     src: list[int] = []
     dst: list[int] = []
-    for i, lk in enumerate(links):
-        if not lk:
-            continue
+    for i in itertools.compress(range(len(links)), links):  # the rows with links (most have none)
+        lk = links[i]
         for targets in lk.values():
             for t in (targets,) if isinstance(targets, str) else targets:
                 j = index.get(t)

@@ -303,7 +303,7 @@ class _Loaded:
     def lifecycle(self) -> tuple[dict[str, int], LifecycleColumns]:
         got = self.derived.get("lifecycle")
         if got is None:
-            index = {fid: i for i, fid in enumerate(self.cols["ids"].tolist())}  # ids are unique (UNIQUE column)
+            index = dict(zip(self.cols["ids"].tolist(), range(self.n)))  # ids are unique (UNIQUE column)
             got = self.derived["lifecycle"] = (
                 index,
                 LifecycleColumns.from_rows(self.life, (), self.links, index, self.slot_codes),
