@@ -113,23 +113,18 @@ class AnnIndex:
             return np.zeros(0, dtype=np.int64)
         q = np.asarray(q, dtype=np.float32).reshape(1, -1)
         k = int(min(k, self.rows))
-        if len(self.shards) == 1:
-            _, found = self.shards[0][1].search(q, k)
-            rows = found[0]
-            return np.sort(rows[rows >= 0]).astype(np.int64)
-        if self._pool is None:
+        if len(self.shards) > 1 and self._pool is None:
             from concurrent.futures import ThreadPoolExecutor
 
             self._pool = ThreadPoolExecutor(len(self.shards) - 1, "frcore-ann", initializer=_one_thread)
         runs = [self._pool.submit(index.search, q, min(k, int(index.ntotal))) for _, index in self.shards[1:]]
-        first_index = self.shards[0][1]
-        here = first_index.search(q, min(k, int(first_index.ntotal)))  # the first shard on this thread
+        first = self.shards[0][1]
+        found = [first.search(q, min(k, int(first.ntotal)))] + [run.result() for run in runs]  # the first here
         scores, rows = [], []
-        for (first, _), run in zip(self.shards, [None, *runs]):
-            d, i = here if run is None else run.result()
+        for (start, _), (d, i) in zip(self.shards, found):
             keep = i[0] >= 0
             scores.append(d[0][keep])
-            rows.append(i[0][keep] + first)
+            rows.append(i[0][keep] + start)
         s, r = np.concatenate(scores), np.concatenate(rows)
         best = np.lexsort((r, -s))[:k]
         return np.sort(r[best]).astype(np.int64)

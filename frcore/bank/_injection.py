@@ -57,7 +57,7 @@ import codecs
 import dataclasses
 import re
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -1610,6 +1610,23 @@ def rules() -> tuple[Rule, ...]:
     return tuple(Rule(name, family, *_compile(src)) for name, family, _, src in _RULES_SRC)
 
 
+def _needs(gates: Iterable[Gate]) -> re.Pattern[str] | None:
+    """A pattern found in every view that one of ``gates`` (gates not found through a word)
+    admits other than through its words: one of its strings or its script, or, gated on no
+    words, the first string it needs; ``None`` when some gate needs none of those."""
+    needs: list[str] = []
+    for gate in gates:
+        if gate.prefixes or gate.chars or gate.script is not None:
+            needs.extend(re.escape(c) for c in gate.chars)
+            if gate.script is not None:
+                needs.append(gate.script.pattern)
+        elif gate.all_chars:
+            needs.append(re.escape(gate.all_chars[0]))
+        else:
+            return None
+    return re.compile("|".join(dict.fromkeys(needs))) if needs else None
+
+
 class GateIndex:
     """The gates of named rules or signals, found through a view's word prefixes:
     :meth:`admitted` is ``{key for key, gate in gates.items() if gate.admits(view, prefixes)}``,
@@ -1632,24 +1649,7 @@ class GateIndex:
         self.prefix_keys = frozenset(self.by_prefix)
         self.others = tuple(others)
         self.check = frozenset(check)
-        # a gate not found through a word admits a view only through one of its strings or its
-        # script (or, gated on no words, strings it needs, the first of all_chars): when a view has
-        # none of those, no such gate is tried (None: one of them has no such string)
-        needs: list[str] = []
-        for key in others:
-            gate = gates[key]
-            if gate.prefixes or gate.chars or gate.script is not None:
-                needs.extend(re.escape(c) for c in gate.chars)
-                if gate.script is not None:
-                    needs.append(gate.script.pattern)
-            elif gate.all_chars:
-                needs.append(re.escape(gate.all_chars[0]))
-            else:
-                needs = []
-                self.others_need: re.Pattern[str] | None = None
-                break
-        else:
-            self.others_need = re.compile("|".join(dict.fromkeys(needs))) if needs else None
+        self.others_need = _needs(gates[k] for k in others)
 
     def admitted(self, view: str, view_prefixes: frozenset[str]) -> set[Any]:
         need = self.others_need
