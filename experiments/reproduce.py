@@ -84,9 +84,12 @@ def reproduce(
     embedder_name: str = "minilm",
     scheduler: str | None = None,
     seed: int = 0,
+    longmemeval: str | None = None,
 ) -> dict:
     """Run every part on one suite with one embedder; returns the manifest (``failures`` lists
-    parts that raised and checks that did not pass)."""
+    parts that raised and checks that did not pass). LongMemEval runs on ``longmemeval`` (a
+    LongMemEval file; default its development part beside the repository) with the same
+    embedder."""
     from experiments import ledger
     from frcore.bench import load_suites_arg, make_embedder
     from frcore.cli import main as fr_main
@@ -203,6 +206,20 @@ def reproduce(
 
     run.part("sweeps", sweeps)
     run.inputs["sweeps"] = inputs
+
+    # 3b. LongMemEval (the benchmark's retrieval metrics; every system of `fr bench longmemeval`)
+    def lme():
+        from frcore.bench.longmemeval import DEFAULT_DATA, load_longmemeval, run_longmemeval
+
+        data = load_longmemeval(longmemeval or DEFAULT_DATA)
+        folder = R / "longmemeval"
+        run_longmemeval(data, "all", emb, folder)
+        cmd = f"fr bench longmemeval --data {data.source} --embedder {embedder_name} --out longmemeval"
+        for f in sorted(folder.iterdir()):
+            run.record(f, "results" if f.suffix in (".json", ".jsonl") else "table", cmd)
+        run.inputs["longmemeval"] = {"data": data.source, "questions": len(data.questions), "embedder": embedder_name}
+
+    run.part("longmemeval", lme)
 
     # 4. latency
     def latency():
@@ -354,6 +371,9 @@ def render_report(R: Path, run: Run, rows: list[dict], quick: bool, label: str, 
     md = R / "bench.md"
     if md.exists():
         lines += ["## Benchmark (every system)", "", md.read_text(), ""]
+    lme = R / "longmemeval" / "summary.md"
+    if lme.exists():
+        lines += ["## LongMemEval (every system)", "", lme.read_text(), ""]
     if run.failures:
         lines += ["## Failures", ""] + [f"- **{f['part']}**: {f['error']}" for f in run.failures] + [""]
     if getattr(run, "inputs", None):
@@ -386,6 +406,15 @@ def register(subparsers) -> None:
     p.add_argument("--embedder", default="minilm")
     p.add_argument("--scheduler", help="Dask scheduler address for the sweep grid")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--longmemeval",
+        default=None,
+        metavar="FILE",
+        help="LongMemEval file for the LongMemEval part (default: its development part, "
+        "../shared/data/longmemeval/longmemeval_s_dev.json.gz)",
+    )
     p.set_defaults(
-        func=lambda a: exit_code(reproduce(Path(a.out), a.quick, a.suite, a.personas, a.embedder, a.scheduler, a.seed))
+        func=lambda a: exit_code(
+            reproduce(Path(a.out), a.quick, a.suite, a.personas, a.embedder, a.scheduler, a.seed, a.longmemeval)
+        )
     )

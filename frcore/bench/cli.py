@@ -1,4 +1,4 @@
-"""``fr bench run|report|locomo``."""
+"""``fr bench run|report|locomo|longmemeval``."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from pathlib import Path
 from .._params_io import add_params_arguments, params_from_args
 from ._inputs import add_suite_arguments, load_suites_arg, make_embedder, parse_kv
 from .locomo import register_locomo
+from .longmemeval import register_longmemeval
 
 
 def _run(args) -> int:
@@ -108,3 +109,4 @@ def register(subparsers) -> None:
     rep.add_argument("result")
     rep.set_defaults(func=_report)
     register_locomo(sub)
+    register_longmemeval(sub)
