@@ -517,12 +517,13 @@ def run_question(
     router,
     *,
     peers: Sequence[str] = (),
-    base_params=None,
+    params: Mapping[str, Any] | None = None,
     workdir: str | None = None,
 ) -> tuple[dict[str, list[int]], dict[str, Any]]:
     """Every system's full ranking of one question (corpus indices, best first) and the
-    question's bank facts (``{"quarantined": n}``)."""
-    from ..bank._bank import Bank
+    question's bank facts (``{"quarantined": n}``); ``params``: system name → its parameters
+    (default: each system's own on the default parameters)."""
+    from ..bank._bank import Bank, result_limit
 
     texts = [c.text for c in q.corpus]
     rankings: dict[str, list[int]] = {}
@@ -533,6 +534,8 @@ def run_question(
     info: dict[str, Any] = {"quarantined": 0}
     if not systems:
         return rankings, info
+    if params is None:
+        params = {s.name: s.params() for s in systems}
     vecs = np.asarray(embedder.embed(texts), dtype=np.float32)
     qv = np.asarray(embedder.embed([q.question])[0], dtype=np.float32)
     facts = [_bank_fact(c, i, router.categorize(c.text, vecs[i])) for i, c in enumerate(q.corpus)]
@@ -547,9 +550,11 @@ def run_question(
             cosine = vecs @ qv
             n = len(facts)
             for s in systems:
-                res = bank.query(
-                    q.question, at=q.asked_at, k=n, config=s.pipeline, params=s.params(base_params), query_vec=qv
-                )
+                # every result the system can give; a lifecycle ranker's limit is fixed, so its
+                # kernel compiles once for every question (a k of the corpus size would not)
+                limit = result_limit(s.pipeline)
+                k = n if limit is None else min(n, limit)
+                res = bank.query(q.question, at=q.asked_at, k=k, config=s.pipeline, params=params[s.name], query_vec=qv)
                 head = [int(i[1:]) for i in res.ids]
                 rankings[s.name] = complete_ranking(head, cosine, eligible)
         finally:
@@ -820,11 +825,12 @@ def run_longmemeval(
         bar.close()
         timings["embedding"] = round(time.perf_counter() - t, 2)
         router = Router(embedder)
+    params = {s.name: s.params(base_params) for s in syss}
     logs: dict[str, list[dict[str, Any]]] = {n: [] for n in names}
     quarantined: dict[str, int] = {}
     t = time.perf_counter()
     for q in tqdm(data.questions, desc="questions", unit="q", disable=not progress):
-        rankings, info = run_question(q, syss, embedder, router, peers=peers, base_params=base_params)
+        rankings, info = run_question(q, syss, embedder, router, peers=peers, params=params)
         for n in names:
             logs[n].append(log_entry(q, rankings[n], data.granularity))
         quarantined[q.question_id] = info["quarantined"]
