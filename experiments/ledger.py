@@ -564,7 +564,10 @@ def _lme_ku_ours(w) -> str:
 def _lme_absolute(r: Results) -> dict:
     s = r.get(LME_SUMMARY)["systems"]
     return {
-        name: {k: s[name]["pooled"]["turn"][k] for k in ("recall_any@10", "recall_all@10")}
+        name: {
+            "n": s[name]["pooled_evaluable"]["n"],
+            **{k: s[name]["pooled_evaluable"]["turn"][k] for k in ("recall_any@10", "recall_all@10")},
+        }
         for name in ("fr-full", "fr-lifecycle-off", "lme-bm25")
         if name in s
     }
@@ -994,9 +997,12 @@ LEDGER: tuple[Row, ...] = (
             "metrics) on the questions it is given",
         ),
         _lme_absolute,
-        lambda w: "; ".join(
-            f"{s} recall_any@10 {_pct(v['recall_any@10'])}, recall_all@10 {_pct(v['recall_all@10'])}"
-            for s, v in w.items()
+        lambda w: (
+            "; ".join(
+                f"{s} recall_any@10 {_pct(v['recall_any@10'])}, recall_all@10 {_pct(v['recall_all@10'])}"
+                for s, v in w.items()
+            )
+            + f" (turn level, {next(iter(w.values()))['n']} questions with gold)"
         ),
     ),
 )

@@ -60,7 +60,10 @@ def _lme_summary() -> dict:
     ku = {"n": 8, "newest_above_older_rate": 0.5, "stale_only@10_rate": 0.25}
     pooled = {"turn": {"recall_any@10": 0.8, "recall_all@10": 0.6}}
     return {
-        "systems": {s: {"pooled": pooled, "knowledge_update": ku} for s in ("fr-full", "fr-lifecycle-off", "lme-bm25")},
+        "systems": {
+            s: {"pooled": pooled, "pooled_evaluable": {**pooled, "n": 40}, "knowledge_update": ku}
+            for s in ("fr-full", "fr-lifecycle-off", "lme-bm25")
+        },
         "comparisons": [
             _lme_comparison("pooled", 0.005, -0.02, 0.025),
             _lme_comparison("knowledge-update", -0.1, -0.2, -0.01, n=10),
@@ -183,6 +186,7 @@ def test_every_row_reproduced_on_the_constructed_results(tmp_path):
     # the absolute LongMemEval figure is judged by an LLM: never comparable, whatever ours is
     assert (rows["lme_absolute"]["check"], rows["lme_absolute"]["verdict"]) == ("pass", "not comparable")
     assert "fr-full recall_any@10 80.0%" in rows["lme_absolute"]["ours"]
+    assert "40 questions with gold" in rows["lme_absolute"]["ours"]
 
 
 def _set(path):

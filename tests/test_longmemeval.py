@@ -497,3 +497,39 @@ def test_summary_means_exclude_abstention(tiny_run):
     pairs = {(c["a"], c["b"]) for c in summary["comparisons"]}
     assert ("fr-full", "fr-lifecycle-off") in pairs and ("lme-bm25", "flat-cosine") in pairs
     assert all(c["n"] == 2 for c in summary["comparisons"] if c["group"] == "pooled")
+
+
+def test_an_empty_message_is_in_the_corpus_but_not_in_the_bank():
+    from frcore.bank._embed import get_embedder
+    from frcore.bank._query import Router
+
+    raw = tiny()[1]
+    raw["haystack_sessions"][2].append(_msg("user", "  "))  # an empty user message, as the data has five
+    q = L.parse_longmemeval([raw], "t").questions[0]
+    assert [c.corpus_id for c in q.corpus] == _bench_corpus_ids(raw)  # kept, as the benchmark keeps it
+    emb = get_embedder("hash")
+    names, peers, systems = L.resolve("lme-bm25,flat-cosine,fr-full")
+    rankings, info = L.run_question(q, systems, emb, Router(emb), peers=peers)
+    empty = len(q.corpus) - 1
+    assert sorted(rankings["lme-bm25"]) == list(range(len(q.corpus)))  # the benchmark's BM25 ranks it
+    for name in ("flat-cosine", "fr-full"):
+        assert sorted(rankings[name]) == list(range(empty))  # FR-Bank cannot store it: never ranked
+
+
+@pytest.mark.skipif(not L.DEFAULT_DATA.is_file(), reason=f"LongMemEval data not found at {L.DEFAULT_DATA}")
+def test_the_development_part_loads_with_the_readme_counts():
+    """Counts from the data's README (../shared/data/longmemeval/README.md), not from the loader."""
+    data = L.load_longmemeval()
+    per_type = data.counts()["per_type"]
+    assert len(data.questions) == 102
+    assert per_type == {
+        "knowledge-update": 16,
+        "temporal-reasoning": 27,
+        "multi-session": 27,
+        "single-session-user": 14,
+        "single-session-assistant": 12,
+        "single-session-preference": 6,
+    }
+    for q in data.questions:  # every gold id follows the protocol: an answer session's message with has_answer
+        assert all(g.startswith(tuple(s for s in q.session_ids if "answer" in s)) for g in q.gold)
+        assert q.asked_at >= max(q.session_dates)

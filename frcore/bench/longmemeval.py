@@ -30,7 +30,9 @@ frcore's choices (documented in docs/benchmark.md):
   candidates, :func:`frcore.bank._bank.result_limit`), then every other message the bank can
   return in decreasing cosine similarity to the question (the first stage's order; ties in
   corpus order), so the log ranks the whole corpus. Messages the bank holds in quarantine as
-  prompt injections are never returned; they are counted in the summary.
+  prompt injections are never returned; they are counted in the summary. An empty message is
+  in the corpus (the benchmark's BM25 ranks it) but not in the bank, so FR-Bank's systems never
+  rank it.
 - ``lme-bm25`` is the benchmark's own BM25 baseline, outside FR-Bank: ``rank_bm25.BM25Okapi``
   over the corpus split on single spaces, the question split the same way, ranked by
   ``numpy.argsort(scores)[::-1]``.
@@ -299,8 +301,7 @@ def parse_question(obj: Any, index: int, source: str, granularity: str = "turn")
             if not isinstance(m.get("has_answer", False), bool):
                 raise LongMemEvalError(f"{mw}: field 'has_answer': expected true or false, got {m['has_answer']!r:.40}")
         corpus.extend(session_corpus(msgs, sid, s, date, granularity))
-    corpus = [c for c in corpus if c.text.strip()]
-    if not corpus:
+    if not any(c.text.strip() for c in corpus):
         raise LongMemEvalError(f"{where}: field 'haystack_sessions': no user message to retrieve")
     return Question(
         qid,
@@ -536,9 +537,11 @@ def run_question(
         return rankings, info
     if params is None:
         params = {s.name: s.params() for s in systems}
-    vecs = np.asarray(embedder.embed(texts), dtype=np.float32)
+    # an empty message is in the benchmark's corpus (lme-bm25 ranks it) but cannot be stored
+    stored = [i for i, t in enumerate(texts) if t.strip()]
+    vecs = np.asarray(embedder.embed([texts[i] for i in stored]), dtype=np.float32)
     qv = np.asarray(embedder.embed([q.question])[0], dtype=np.float32)
-    facts = [_bank_fact(c, i, router.categorize(c.text, vecs[i])) for i, c in enumerate(q.corpus)]
+    facts = [_bank_fact(q.corpus[i], i, router.categorize(texts[i], vecs[j])) for j, i in enumerate(stored)]
     with tempfile.TemporaryDirectory(dir=workdir) as tmp:
         bank = Bank.open(os.path.join(tmp, "q.db"), embedder=embedder)
         try:
@@ -546,8 +549,11 @@ def run_question(
             added = bank.add(facts)
             held = {str(x["id"] if isinstance(x, Mapping) else x) for x in getattr(added, "quarantined", ())}
             info["quarantined"] = len(held)
-            eligible = np.array([f["id"] not in held for f in facts], dtype=bool)
-            cosine = vecs @ qv
+            eligible = np.zeros(len(texts), dtype=bool)
+            cosine = np.full(len(texts), -np.inf)
+            for i in stored:
+                eligible[i] = f"m{i}" not in held
+            cosine[stored] = vecs @ qv
             n = len(facts)
             for s in systems:
                 # every result the system can give; a lifecycle ranker's limit is fixed, so its
