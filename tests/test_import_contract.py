@@ -15,9 +15,10 @@ of one of our modules, such as a table of subcommand modules) — and three rule
    included (no two modules of the core need each other, directly or through others).
 3. **No private imports across packages**: a module of one top-level package does not import a
    private module (a dotted-path component starting with ``_``, other than ``__init__`` /
-   ``__future__``) or a private name of another top-level package. Inside one top-level package
-   (``frcore.bank`` importing ``frcore._ontology``) private imports are fine; tests/ is not
-   checked (tests test internals).
+   ``__future__``) or a private name of another top-level package, nor of a sibling subpackage
+   (``frcore.bench`` reads ``frcore.bank`` through its public names only). A subpackage may
+   import its own core's private modules (``frcore.bank`` importing ``frcore._ontology``);
+   tests/ is not checked (tests test internals).
 """
 
 from __future__ import annotations
@@ -276,10 +277,16 @@ def module_cycle_violations(
     return [f"import cycle between modules: {' ⇄ '.join(c)}" for c in _cycles(edges)]
 
 
+def _siblings(importer: str, target: str) -> bool:
+    """Two different subpackages of one top-level package (``frcore.bench`` and ``frcore.bank``)."""
+    a, b = package_of(importer), package_of(target)
+    return a != b and a in SUBPACKAGES and b in SUBPACKAGES
+
+
 def private_violations(imports: list[Import]) -> list[str]:
     out = []
     for i in imports:
-        if top_of(i.importer) == top_of(i.target):
+        if top_of(i.importer) == top_of(i.target) and not _siblings(i.importer, i.target):
             continue
         if _private(i.target):
             out.append(f"{i.where()}: imports private module {i.target} of {top_of(i.target)}")
@@ -401,5 +408,9 @@ def test_private_rule_catches():
     assert private_violations(_fake("theory.t", "from frcore.bank import _b"))
     assert private_violations(_fake("theory.t", "def f():\n    import frcore.bank._b\n"))
     assert private_violations(_fake("experiments.e", "from frcore.bench.cli import _kv"))
-    assert not private_violations(_fake("frcore.bench.cli", "from .._x import y\nfrom ..bank._b import z"))
+    assert not private_violations(_fake("frcore.bench.cli", "from .._x import y\nfrom ..bank import Bank"))
+    # a sibling subpackage's private module: frcore.bench reads frcore.bank through its public names
+    assert private_violations(_fake("frcore.bench.cli", "from ..bank._b import z"))
+    assert private_violations(_fake("frcore.bank.cli", "def f():\n    from frcore.bench._runner import r\n"))
+    assert not private_violations(_fake("frcore.bank.cli", "from ._store import Store\nfrom .._params import p"))
     assert not private_violations(_fake("theory.t", "from frcore.bank import Bank\nfrom __future__ import annotations"))

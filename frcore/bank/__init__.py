@@ -1,6 +1,7 @@
 """FR-Bank: a persistent, append-only, bi-temporal lifecycle-aware memory store with the
 eight-stage retrieval pipeline (SPEC §4)."""
 
+from ._ann import AnnConfig as AnnConfig
 from ._bank import (
     Bank as Bank,
     EmbedderMismatch as EmbedderMismatch,
@@ -46,6 +47,8 @@ __all__ = [
     "get_embedder",
     "CachedEmbedder",
     "EmbedderMismatch",
+    # the approximate nearest-neighbour index's settings (Bank.open(..., ann=AnnConfig(...)))
+    "AnnConfig",
     # the σ-scale rule of PipelineConfig(sigma_scale="max")
     "scale_sigma_max",
     # the prompt-injection detector behind quarantine

@@ -100,11 +100,11 @@ def load_suites_arg(suite: str, personas: int | Sequence[str] | None, seed: int 
 
 def make_embedder(name: str, cache: bool = True):
     """The embedder by name (``minilm`` or ``hash``); MiniLM with the persistent vector cache."""
-    from ..bank._embed import get_embedder
+    from ..bank import get_embedder
 
     emb = get_embedder(name)
     if cache and not name.startswith("hash"):
-        from ..bank._cache import CachedEmbedder
+        from ..bank import CachedEmbedder
 
         emb = CachedEmbedder(emb)
     return emb

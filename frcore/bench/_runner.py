@@ -21,8 +21,7 @@ import numpy as np
 
 from .._params import LifecycleParams
 from .._params_io import param_changes
-from ..bank._bank import Bank
-from ..bank._query import Router
+from ..bank import Bank, Router
 from ._metrics import aggregate, mcnemar, paired_bootstrap, question_outcome
 from ._suite import Suite, corpus
 from ._systems import System, resolve_systems

@@ -21,7 +21,7 @@ from .._ontology import CATEGORY_NAMES, N_CATEGORIES
 from .._params import LifecycleParams, default_params
 from .._partitions import optimal_table_partitions
 from .._types import ScoreConfig
-from ..bank._pipeline import PipelineConfig
+from ..bank import PipelineConfig
 
 
 @dataclass(frozen=True)

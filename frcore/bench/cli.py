@@ -55,7 +55,7 @@ def _ann_from_args(args):
         if args.ann_candidates is not None:
             raise ValueError("--ann-candidates: only with --ann")
         return None
-    from ..bank._ann import AnnConfig
+    from ..bank import AnnConfig
 
     if args.ann_candidates is None:
         return AnnConfig(min_rows=0)

@@ -492,8 +492,7 @@ def run_conversation(
     Returns one record per (question with evidence, system): ``{"system", "sample_id",
     "qa_index", "category", "evidence", "ranked" (top-k dia ids), "scores"}``.
     """
-    from ..bank._bank import Bank
-    from ..bank._query import Router
+    from ..bank import Bank, Router
 
     router = Router(embedder)
     at = query_time(conv)

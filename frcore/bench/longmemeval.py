@@ -524,7 +524,7 @@ def run_question(
     """Every system's full ranking of one question (corpus indices, best first) and the
     question's bank facts (``{"quarantined": n}``); ``params``: system name → its parameters
     (default: each system's own on the default parameters)."""
-    from ..bank._bank import Bank, result_limit
+    from ..bank import Bank, result_limit
 
     texts = [c.text for c in q.corpus]
     rankings: dict[str, list[int]] = {}
@@ -807,7 +807,7 @@ def run_longmemeval(
     ``OUT/summary.json`` and ``OUT/summary.md``; returns the summary."""
     from tqdm import tqdm
 
-    from ..bank._query import Router
+    from ..bank import Router
     from ._runner import git_revision
     from ._systems import with_overrides
 
