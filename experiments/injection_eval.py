@@ -3,7 +3,7 @@
 Measured on the labelled set ``tests/data/injection/set.jsonl`` (built by ``build.py`` there: hand-
 written attacks in the families of published prompt-injection phrasings, their obfuscated variants,
 and benign personal statements, split 60/40 into ``tune`` / ``heldout`` before the detector was
-written). The detector (:mod:`frcore.bank._injection`) was designed on ``tune`` only; the numbers
+written). The detector (:mod:`frcore.bank.guard._injection`) was designed on ``tune`` only; the numbers
 that count are those on ``heldout``. Every rate comes with its counts and a Wilson 95% interval,
 overall, per family and per obfuscation. ``--benign PATH`` adds a folder of suite files (the
 development split of LifeMemBench, ``../shared/data/lifemembench``): every fact and turn text there

@@ -4,7 +4,7 @@ Three measurements, each kept apart:
 
 - the hand-written intent set ``tests/data/intents/queries.tsv`` (columns ``split``, ``intent``,
   ``query``, ``notes``), per split: ``tune`` (the split the rules of
-  :data:`frcore.bank._query.INTENT_RULES` are written against) and ``heldout`` (never used to
+  :data:`frcore.bank.pipeline._query.INTENT_RULES` are written against) and ``heldout`` (never used to
   write them). The split is stratified by intent and deterministic: within each intent, the
   queries ordered by the SHA-256 of ``"<intent>\\t<query>"``, the first 60% are ``tune``
   (:func:`expected_split`);
@@ -16,7 +16,7 @@ Three measurements, each kept apart:
 Each reports accuracy with a 95% Wilson interval, per-intent precision / recall / F1, the
 confusion matrix (gold → inferred), how often each rule fired and the misread queries.
 ``--compare PATH`` evaluates a second copy of ``_query.py`` (for instance an earlier revision's,
-from ``git show REV:frcore/bank/_query.py``) on the same data, reported under ``baseline``.
+from ``git show REV:frcore/bank/pipeline/_query.py``) on the same data, reported under ``baseline``.
 
     python -m experiments.intent_eval [--splits tune,heldout] [--suite PATH] [--no-suite]
         [--no-synthetic] [--compare PATH] [--errors] [--json PATH]
@@ -176,12 +176,12 @@ def suite_items(suite: str) -> list[tuple[str, str]]:
 
 
 def load_rules_module(path: str | Path):
-    """A second copy of ``frcore/bank/_query.py`` loaded as its own module (its relative
-    imports resolve inside ``frcore.bank``)."""
+    """A second copy of ``frcore/bank/pipeline/_query.py`` loaded as its own module (its relative
+    imports resolve inside ``frcore.bank.pipeline``)."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"compare: no such file {path}")
-    spec = importlib.util.spec_from_file_location("frcore.bank._query_compared", path)
+    spec = importlib.util.spec_from_file_location("frcore.bank.pipeline._query_compared", path)
     if spec is None or spec.loader is None:
         raise ValueError(f"compare: cannot load {path} as a Python module")
     mod = importlib.util.module_from_spec(spec)

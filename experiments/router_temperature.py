@@ -6,7 +6,7 @@ items (raw conversation turns) by a softmax over routing scores; its temperature
 This measures both statistics on LoCoMo's conversation turns (a corpus of raw turns, like the
 paper's bank, and not LifecycleBench data) for a grid of temperatures, and reports the one that
 minimises the summed squared relative error against the two published statistics — the rule
-that set :data:`frcore.bank._query.CATEGORIZE_TEMPERATURE`.
+that set :data:`frcore.bank.pipeline._query.CATEGORIZE_TEMPERATURE`.
 
     python -m experiments.router_temperature [--data PATH] [--json PATH]
 """

@@ -1,5 +1,5 @@
 """Test oracle: the plain-loop lifecycle-state derivation that FR-Bank used before
-:func:`frcore.bank._lifecycle.derive_states` was vectorised (kept verbatim, only renamed), so the
+:func:`frcore.bank.records._lifecycle.derive_states` was vectorised (kept verbatim, only renamed), so the
 vectorised version can be checked against it on generated fact sets. Not used by the library."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import numpy as np
 
 from frcore import State
 from frcore._ontology import SUPERSESSION_CONFIDENCE_THRESHOLD
-from frcore.bank._facts import FactRecord, to_utc_naive
-from frcore.bank._lifecycle import _EXPIRING, INVISIBLE, Transition, _as_transition, _primary
+from frcore.bank.records._facts import FactRecord, to_utc_naive
+from frcore.bank.records._lifecycle import _EXPIRING, INVISIBLE, Transition, _as_transition, _primary
 
 
 def derive_states_loop(
@@ -21,7 +21,7 @@ def derive_states_loop(
     at: datetime,
     transitions: Iterable[Transition | Mapping[str, Any]] = (),
 ) -> np.ndarray:
-    """The loop :func:`frcore.bank._lifecycle.derive_states` replaced, kept as its oracle: same
+    """The loop :func:`frcore.bank.records._lifecycle.derive_states` replaced, kept as its oracle: same
     arguments, same (n,) int64 result (``-1`` for edges said after ``at``)."""
     at = to_utc_naive(at, "at", "derive_states", None)
     n = len(edges)

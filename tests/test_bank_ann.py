@@ -1,4 +1,4 @@
-"""FR-Bank's approximate index (frcore.bank._ann): a query over a partial cosine ranks as over the
+"""FR-Bank's approximate index (frcore.bank.search._ann): a query over a partial cosine ranks as over the
 full one whenever the rows it knows include the nearest ones; the approximate index is built, extended,
 ignored when stale and scrubbed by an erase."""
 
@@ -13,10 +13,10 @@ from helpers import random_snapshot
 from hypothesis import given, settings, strategies as st
 
 from frcore import default_params
-from frcore.bank._ann import SIDECAR, AnnConfig, ApproximateRows
 from frcore.bank._bank import Bank, IndexedRows
-from frcore.bank._pipeline import PartialCosine, PipelineConfig, Prepared, retrieve
-from frcore.bank._store import synthetic_facts
+from frcore.bank.pipeline._pipeline import PartialCosine, PipelineConfig, Prepared, retrieve
+from frcore.bank.search._ann import SIDECAR, AnnConfig, ApproximateRows
+from frcore.bank.storage._store import synthetic_facts
 
 
 def _linked(cos_raw: np.ndarray, related, propagation: float) -> np.ndarray:
@@ -200,7 +200,7 @@ def test_index_scanned_in_shards_finds_the_rows_of_the_whole(n, parts, k):
     rows outside the whole's result only where they tie with its k-th score."""
     import faiss
 
-    from frcore.bank._ann import AnnIndex, split
+    from frcore.bank.search._ann import AnnIndex, split
 
     whole, rng = _pq_index(n)
     shards = split(faiss.clone_index(whole), parts)
@@ -223,7 +223,7 @@ def test_index_scanned_in_shards_finds_the_rows_of_the_whole(n, parts, k):
 
 def test_bank_scans_its_index_in_shards_and_answers_as_with_one(tmp_path, monkeypatch):
     """A bank whose approximate index is scanned in shards ranks as with the index whole."""
-    from frcore.bank import _ann
+    from frcore.bank.search import _ann
 
     path = str(tmp_path / "b.db")
     facts = _bank_facts(1500)

@@ -22,7 +22,8 @@ def test_cli_wall_time_is_measured():
 
 def test_embedding_section_reports_query_latency_and_batched_throughput(monkeypatch):
     """The embedding part of the report, with the hashing embedder standing in for MiniLM."""
-    from frcore.bank import _benchmark, _embed
+    from frcore.bank import _benchmark
+    from frcore.bank.search import _embed
 
     monkeypatch.setattr(_embed, "get_embedder", lambda name: _embed.HashingEmbedder(dim=64))
     e = _benchmark.query_embedding_ms(repeats=3)
@@ -34,10 +35,10 @@ def test_embedding_section_reports_query_latency_and_batched_throughput(monkeypa
 def test_ann_recall_is_measured(tmp_path):
     """The approximate index's recall and result agreement on a small bank (asked for more
     candidates than the bank has rows: nothing is missed)."""
-    from frcore.bank._ann import AnnConfig
     from frcore.bank._bank import Bank
     from frcore.bank._benchmark import ann_recall, recall_queries
-    from frcore.bank._store import synthetic_facts
+    from frcore.bank.search._ann import AnnConfig
+    from frcore.bank.storage._store import synthetic_facts
 
     path = str(tmp_path / "b.db")
     with Bank.open(path, embedder="hash-64", ann=AnnConfig(min_rows=0)) as bank:

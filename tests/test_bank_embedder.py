@@ -12,8 +12,8 @@ import pytest
 
 from frcore import cli
 from frcore.bank import Bank, EmbedderMismatch
-from frcore.bank._embed import DEFAULT_EMBEDDER, HashingEmbedder, embedder_identity, get_embedder
-from frcore.bank._store import Store
+from frcore.bank.search._embed import DEFAULT_EMBEDDER, HashingEmbedder, embedder_identity, get_embedder
+from frcore.bank.storage._store import Store
 
 FACTS = [
     {

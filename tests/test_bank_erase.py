@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from frcore import State, cli
-from frcore.bank._store import SCHEMA_VERSION, Store, StoreError, synthetic_facts
+from frcore.bank.storage._store import SCHEMA_VERSION, Store, StoreError, synthetic_facts
 
 SECRET_ID = "ERASE-ID-QX7Z"
 SECRET_TEXT = "QUOKKA-ZEBRA-7731 confided a secret diagnosis"

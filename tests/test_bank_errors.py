@@ -23,8 +23,8 @@ from pathlib import Path
 import pytest
 
 from frcore import cli
-from frcore.bank._facts import FactError, parse_fact
-from frcore.bank._store import Store, StoreError
+from frcore.bank.records._facts import FactError, parse_fact
+from frcore.bank.storage._store import Store, StoreError
 
 FR = [sys.executable, "-m", "frcore.cli"]
 HASH = ("hash-256", 256)

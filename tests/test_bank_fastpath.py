@@ -14,9 +14,9 @@ from frcore import State
 from frcore._packed import pack_candidates, pack_query, unpack_candidates_host, unpack_query_host
 from frcore._validate import bucket_size, make_candidates, make_query
 from frcore.bank import Bank, PipelineConfig
-from frcore.bank._lexical import LexicalIndex, _tokenize, _tokenize_many, _tokenize_one
-from frcore.bank._pipeline import Prepared, kernel_inputs, related_pairs
-from frcore.bank._store import synthetic_facts
+from frcore.bank.pipeline._pipeline import Prepared, kernel_inputs, related_pairs
+from frcore.bank.search._lexical import LexicalIndex, _tokenize, _tokenize_one, tokenize_many
+from frcore.bank.storage._store import synthetic_facts
 
 WORDS = [
     "the",
@@ -49,7 +49,7 @@ def test_query_tokens_equal_bm25s(text):
     st.lists(st.one_of(st.text(max_size=30), st.lists(st.sampled_from(WORDS), max_size=8).map(" ".join)), max_size=6)
 )
 def test_corpus_tokens_equal_bm25s(texts):
-    assert _tokenize_many(texts) == _tokenize(texts)
+    assert tokenize_many(texts) == _tokenize(texts)
 
 
 @settings(max_examples=60)
@@ -264,7 +264,7 @@ def test_question_words_are_not_lexical_evidence():
 
 def _routing_arrays(proto: np.ndarray | None, hits: np.ndarray, v: np.ndarray | None):
     """The array form of Router.raw_scores + _keep_top (the oracle of the scalar form)."""
-    from frcore.bank._query import _OTHER, KEYWORD_SHARE, ROUTING_MAX_CATEGORIES, ROUTING_MIN_SCORE
+    from frcore.bank.pipeline._query import _OTHER, KEYWORD_SHARE, ROUTING_MAX_CATEGORIES, ROUTING_MIN_SCORE
 
     top = hits.max()
     kw = hits / top if top > 0 else hits
@@ -291,7 +291,7 @@ def _routing_arrays(proto: np.ndarray | None, hits: np.ndarray, v: np.ndarray | 
 def test_routing_scalar_form_equals_the_array_form(data):
     """Router.raw_scores / _keep_top compute in Python floats; bit-for-bit the array form,
     ties, NaN and infinite similarities included."""
-    from frcore.bank import _query as Q
+    from frcore.bank.pipeline import _query as Q
 
     words = data.draw(
         st.lists(
@@ -359,7 +359,7 @@ FRAGMENTS = [
 @given(st.lists(st.sampled_from(FRAGMENTS), max_size=6))
 def test_intent_prefilter_equals_the_rule_loop(parts):
     """infer_intent's one-scan prefilter changes nothing: the first matching rule in order wins."""
-    from frcore.bank._query import INTENT_RULES, infer_intent
+    from frcore.bank.pipeline._query import INTENT_RULES, infer_intent
 
     text = " ".join(parts)
     expect = next(((i, n) for i, n, p in INTENT_RULES if p.search(text)), ("current", "default"))
@@ -372,7 +372,7 @@ def test_intent_prefilter_equals_the_rule_loop(parts):
 def test_top_equals_a_full_sort(data):
     """_top (partial selection, ties filled in row order) = the first ``count`` of a full
     stable sort by (−value, row), for pools with many ties, zeros of both signs and subsets."""
-    from frcore.bank._pipeline import _top
+    from frcore.bank.pipeline._pipeline import _top
 
     n = data.draw(st.integers(1, 300))
     count = data.draw(st.integers(1, 40))
@@ -406,7 +406,7 @@ def test_top_of_a_large_pool_equals_a_full_sort(seed, n, count, kind, subset):
     stable sort by (−value, row) — with distinct values, few distinct ones (ties at the cut),
     mostly zeros (the cut at 0: the full selection), NaNs among them, sorted values, and the
     high values all in the sample (its cut above the count-th largest: the full selection)."""
-    from frcore.bank._pipeline import _top
+    from frcore.bank.pipeline._pipeline import _top
 
     rng = np.random.default_rng(seed)
     if kind == "distinct":
@@ -438,7 +438,7 @@ def test_retrieve_float32_cosines_equal_float64(data):
     """retrieve selects over float32 cosines in float32 (σ in float64 from the selected rows):
     the results are those of the same cosines given as float64, ties and propagation included."""
     from frcore import default_params
-    from frcore.bank._pipeline import retrieve
+    from frcore.bank.pipeline._pipeline import retrieve
 
     n = data.draw(st.integers(1, 200))
     rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))

@@ -29,7 +29,7 @@ import numpy as np
 import pytest
 
 from frcore.bank import Bank
-from frcore.bank._store import Store
+from frcore.bank.storage._store import Store
 
 REPO = Path(__file__).resolve().parents[1]
 TRIALS = int(os.environ.get("FRCORE_FAULT_TRIALS", "30"))
@@ -52,7 +52,7 @@ def hash_id(fid: str) -> int:
     return int.from_bytes(hashlib.blake2b(fid.encode(), digest_size=8).digest(), "little") >> 1
 
 
-# The child imports only frcore.bank._store (stub packages skip frcore/__init__, which imports
+# The child imports only frcore.bank.storage._store (stub packages skip frcore/__init__, which imports
 # JAX: ~2 s per process), so each trial starts in ~0.4 s. It prints each operation's intent
 # before it starts ("a <batch json>", "r <id>", "e <id>") and its acknowledgement after it
 # returned ("A <batch>", "R <id>", "E <id>"); a line cut by the kill is not acknowledged.
@@ -66,7 +66,7 @@ CHILD = (
         mod = types.ModuleType(name)
         mod.__path__ = [os.path.join(root, sub)]
         sys.modules[name] = mod
-    from frcore.bank._store import Store
+    from frcore.bank.storage._store import Store
 
     def vec(fid):
         h = int.from_bytes(hashlib.blake2b(fid.encode(), digest_size=8).digest(), "little") >> 1

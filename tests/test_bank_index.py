@@ -1,4 +1,4 @@
-"""The bank's persisted index (frcore.bank._index) and the BM25 scorer it serves.
+"""The bank's persisted index (frcore.bank.storage._index) and the BM25 scorer it serves.
 
 What must hold: a bank opened from its index answers every query exactly as the same bank read
 from SQLite alone (``index=False``) — after any interleaving of adds, retractions, erasures,
@@ -18,18 +18,18 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from frcore.bank import Bank
-from frcore.bank._index import decode, encode, index_path
-from frcore.bank._lexical import (
+from frcore.bank.records._lifecycle import slot_codes
+from frcore.bank.search._lexical import (
     STOPWORDS,
     LexicalIndex,
     Lexicon,
     Postings,
     _tokenize,
-    _tokenize_many,
     concat_postings,
+    tokenize_many,
 )
-from frcore.bank._lifecycle import slot_codes
-from frcore.bank._store import synthetic_facts
+from frcore.bank.storage._index import decode, encode, index_path
+from frcore.bank.storage._store import synthetic_facts
 
 WORDS = ["apple", "banana", "moved", "moving", "paris", "city", "topic", "run", "runs", "the", "what", "42", "x"]
 
@@ -46,7 +46,7 @@ def test_postings_scores_equal_bm25s_on_any_subset(docs, data):
     """:class:`Lexicon` over a subset of rows (split into parts at any cut) gives bm25s' scores
     over the texts of that subset, bit for bit."""
     texts = [" ".join(d) for d in docs]
-    tokens = _tokenize_many(texts)
+    tokens = tokenize_many(texts)
     assert tokens == _tokenize(texts)
     n = len(texts)
     rows = np.array(sorted(data.draw(st.sets(st.integers(0, n - 1), min_size=1))), dtype=np.int64)
@@ -291,7 +291,7 @@ def test_erase_leaves_nothing_of_the_fact_in_the_index(tmp_path, which):
 def test_an_erase_through_a_store_without_an_index_still_scrubs_it(tmp_path):
     """An erase through the store alone (``fr bank erase``, a ``Store`` opened without a bank)
     scrubs the index too: no byte of the fact stays in the folder, and the rest stays usable."""
-    from frcore.bank._store import Store
+    from frcore.bank.storage._store import Store
 
     db = str(tmp_path / "b.db")
     _bank(db)
@@ -353,7 +353,7 @@ def test_concurrent_writers_keep_the_index_whole(tmp_path):
     code = (
         "import sys\n"
         "from frcore.bank import Bank\n"
-        "from frcore.bank._store import synthetic_facts\n"
+        "from frcore.bank.storage._store import synthetic_facts\n"
         "who = int(sys.argv[1])\n"
         "facts = synthetic_facts(300, seed=who, prefix=f'w{who}')\n"
         "for f in facts:\n    f.pop('links', None)\n"

@@ -19,9 +19,9 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from frcore import cli
 from frcore.bank import Bank
-from frcore.bank._facts import FactError, parse_fact
-from frcore.bank._store import SCHEMA_VERSION, Store, StoreError
+from frcore.bank.records._facts import FactError, parse_fact
 from frcore.bank.serve import Memory
+from frcore.bank.storage._store import SCHEMA_VERSION, Store, StoreError
 
 USERS = (None, "alice", "bob")  # None: the bank's owner
 SLOTS = ("home_city", "job", None)

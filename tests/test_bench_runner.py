@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from frcore import default_params
-from frcore.bank._embed import get_embedder
+from frcore.bank.search._embed import get_embedder
 from frcore.bench._generator import generate_suites
 from frcore.bench._runner import run_benchmark, run_persona
 from frcore.bench._suite import parse_suite, suite_to_dict

@@ -1,4 +1,4 @@
-"""Tests for frcore.bank._embed: the hashing embedder and the JAX all-MiniLM-L6-v2 encoder.
+"""Tests for frcore.bank.search._embed: the hashing embedder and the JAX all-MiniLM-L6-v2 encoder.
 
 Reference fixture ``tests/fixtures/minilm_reference.json`` holds 30 varied sentences (empty,
 short, punctuation, numbers, non-ASCII, emoji, one of 433 word pieces truncated to 256) with
@@ -29,7 +29,7 @@ import numpy as np
 import pytest
 from hypothesis import example, given, strategies as st
 
-from frcore.bank._embed import (
+from frcore.bank.search._embed import (
     BATCH_BUCKETS,
     MINILM_INSTALL_HINT,
     SEQ_BUCKETS,
@@ -308,7 +308,7 @@ def test_hash_is_stable_across_processes():
     """Stable hashing (not Python's salted ``hash``): an interpreter with another
     PYTHONHASHSEED produces an identical vector."""
     code = (
-        "import sys; from frcore.bank._embed import HashingEmbedder; "
+        "import sys; from frcore.bank.search._embed import HashingEmbedder; "
         "sys.stdout.write(HashingEmbedder(32).embed(['Stable hashing, über alles 42'])[0].tobytes().hex())"
     )
     root = Path(__file__).resolve().parent.parent

@@ -1,4 +1,4 @@
-"""The prompt-injection detector behind FR-Bank's quarantine (frcore/bank/_injection.py).
+"""The prompt-injection detector behind FR-Bank's quarantine (frcore/bank/guard/_injection.py).
 
 - The labelled set tests/data/injection/set.jsonl is what build.py writes, with its fixed split.
 - On the untouched ``heldout`` part: recall ≥ 90% and benign false positives ≤ 1% (issue 16), and
@@ -21,8 +21,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, example, given, settings, strategies as st
 
-from frcore.bank import _facts
-from frcore.bank._injection import (
+from frcore.bank.guard._injection import (
     CONFUSABLES,
     detect,
     hidden_tag_text,
@@ -33,6 +32,7 @@ from frcore.bank._injection import (
     strip_marks,
     views,
 )
+from frcore.bank.records import _facts
 
 HERE = Path(__file__).resolve().parent
 SET_DIR = HERE / "data" / "injection"
@@ -272,7 +272,7 @@ def test_view_prefixes_are_every_words_first_letters(text):
     """A view's prefixes: the first 1 … 4 letters of each of its words."""
     import re
 
-    from frcore.bank import _injection as inj
+    from frcore.bank.guard import _injection as inj
 
     words = re.findall(r"\w+", text)
     assert inj._prefixes(text) == {w[:k] for w in words for k in range(1, 5)}
@@ -305,7 +305,7 @@ def test_gate_admission_equals_its_plain_statement(words):
     """Every rule's and signal's gate admits a view exactly as the plain statement of the gate
     does, and the rules and signals found through word prefixes (and the strings of the gates
     not gated on words) are those whose gate admits the view."""
-    from frcore.bank import _injection as inj
+    from frcore.bank.guard import _injection as inj
 
     for _, view in inj.views(" ".join(words)):
         prefixes = inj._prefixes(view)

@@ -1,4 +1,4 @@
-"""Lifecycle-state derivation (frcore.bank._lifecycle): one hand-built history per rule, the
+"""Lifecycle-state derivation (frcore.bank.records._lifecycle): one hand-built history per rule, the
 precedence order, a state machine checked against an independent plain-dict model, role
 blindness, time travel, and agreement with LifeMemBench's role labels on the real data."""
 
@@ -15,8 +15,8 @@ from hypothesis import given, settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from frcore import State
-from frcore.bank._facts import FactRecord, parse_fact, to_utc_naive
-from frcore.bank._lifecycle import INVISIBLE, Transition, derive_states, snapshot
+from frcore.bank.records._facts import FactRecord, parse_fact, to_utc_naive
+from frcore.bank.records._lifecycle import INVISIBLE, Transition, derive_states, snapshot
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "lifemembench"
 A, C, S, E, R = State.ACTIVE, State.CONTESTED, State.SUPERSEDED, State.EXPIRED, State.RETRACTED

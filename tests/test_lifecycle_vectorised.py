@@ -14,9 +14,9 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from lifecycle_oracle import derive_states_loop
 
-from frcore.bank._facts import FactRecord
-from frcore.bank._lifecycle import Transition, derive_states
-from frcore.bank._store import Store, synthetic_facts
+from frcore.bank.records._facts import FactRecord
+from frcore.bank.records._lifecycle import Transition, derive_states
+from frcore.bank.storage._store import Store, synthetic_facts
 
 T0 = datetime(2025, 1, 1)
 CATS = ["PREFERENCES_HABITS", "OBLIGATIONS", "LOGISTICAL_CONTEXT", "RELATIONAL_BONDS"]
@@ -71,7 +71,7 @@ def test_vectorised_equals_the_loop(h):
 
 
 def test_vectorised_equals_the_loop_on_a_synthetic_bank():
-    from frcore.bank._facts import parse_fact
+    from frcore.bank.records._facts import parse_fact
 
     facts = synthetic_facts(3000, seed=3)
     # dense slots so supersession and contest runs are long

@@ -506,8 +506,8 @@ def test_cli_end_to_end_on_tiny(tmp_path, capsys):
 
 
 def test_turn_records_shape():
-    from frcore.bank._embed import get_embedder
-    from frcore.bank._query import Router
+    from frcore.bank.pipeline._query import Router
+    from frcore.bank.search._embed import get_embedder
 
     emb = get_embedder("hash")
     conv = L.parse_locomo(tiny()).conversations[0]

@@ -500,8 +500,8 @@ def test_summary_means_exclude_abstention(tiny_run):
 
 
 def test_an_empty_message_is_in_the_corpus_but_not_in_the_bank():
-    from frcore.bank._embed import get_embedder
-    from frcore.bank._query import Router
+    from frcore.bank.pipeline._query import Router
+    from frcore.bank.search._embed import get_embedder
 
     raw = tiny()[1]
     raw["haystack_sessions"][2].append(_msg("user", "  "))  # an empty user message, as the data has five

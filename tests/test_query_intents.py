@@ -15,7 +15,7 @@ from hypothesis import given, settings, strategies as st
 from experiments import intent_eval as E
 from frcore import INTENT_NAMES
 from frcore.bank import Bank, infer_intent
-from frcore.bank._query import INTENT_RULES
+from frcore.bank.pipeline._query import INTENT_RULES
 
 ROWS = E.load_queries()
 RULE_NAMES = [name for _, name, _ in INTENT_RULES]
@@ -182,7 +182,7 @@ def test_intent_set_errors_name_the_field(tmp_path, body, field):
 
 def test_eval_script_writes_figures_and_compares(tmp_path, capsys):
     out = tmp_path / "intents.json"
-    from frcore.bank import _query
+    from frcore.bank.pipeline import _query
 
     assert (
         E.main(["--splits", "tune", "--no-suite", "--no-synthetic", "--compare", _query.__file__, "--json", str(out)])

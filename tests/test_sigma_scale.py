@@ -15,8 +15,9 @@ from hypothesis import given, settings, strategies as st
 
 from frcore import default_params
 from frcore._packed import ROW_START
-from frcore.bank import Bank, PipelineConfig, _pipeline
-from frcore.bank._pipeline import Prepared, retrieve
+from frcore.bank import Bank, PipelineConfig
+from frcore.bank.pipeline import _pipeline
+from frcore.bank.pipeline._pipeline import Prepared, retrieve
 from frcore.bench._systems import DEFAULT_SYSTEMS, SYSTEMS, resolve_systems
 
 SIM, VALID = ROW_START["sim"], ROW_START["valid"]

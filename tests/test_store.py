@@ -1,4 +1,4 @@
-"""FR-Bank store (frcore.bank._store) and fact validation (frcore.bank._facts): the API,
+"""FR-Bank store (frcore.bank.storage._store) and fact validation (frcore.bank.records._facts): the API,
 append-only batches, bi-temporal snapshots, embedding cache, validation errors naming the field,
 text heuristics, and ingestion of the 20 real persona files."""
 
@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from frcore import CATEGORY_NAMES, State
-from frcore.bank._facts import (
+from frcore.bank.records._facts import (
     FactError,
     detect_numeric,
     instruction_rule,
@@ -22,8 +22,8 @@ from frcore.bank._facts import (
     parse_fact,
     to_utc_naive,
 )
-from frcore.bank._lifecycle import snapshot
-from frcore.bank._store import SCHEMA_VERSION, Store, StoreError, synthetic_facts
+from frcore.bank.records._lifecycle import snapshot
+from frcore.bank.storage._store import SCHEMA_VERSION, Store, StoreError, synthetic_facts
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "lifemembench"
 PERSONAS = sorted(DATA.glob("*.json")) if DATA.is_dir() else []

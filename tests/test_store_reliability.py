@@ -18,12 +18,12 @@ from pathlib import Path
 import numpy as np
 
 from frcore import State
-from frcore.bank._store import Store
+from frcore.bank.storage._store import Store
 
 REPO = Path(__file__).resolve().parents[1]
 BATCH = 20
 
-# The writer imports only frcore.bank._store. Stub packages for ``frcore`` and ``frcore.bank``
+# The writer imports only frcore.bank.storage._store. Stub packages for ``frcore`` and ``frcore.bank``
 # skip their __init__ (which imports JAX, ~2 s per process), so 15 kill rounds stay fast; the
 # store modules themselves need only numpy and sqlite3.
 WRITER = textwrap.dedent(
@@ -34,7 +34,7 @@ WRITER = textwrap.dedent(
         mod = types.ModuleType(name)
         mod.__path__ = [os.path.join(root, sub)]
         sys.modules[name] = mod
-    from frcore.bank._store import Store
+    from frcore.bank.storage._store import Store
 
     store = Store.open(path)
     b = start
@@ -173,7 +173,7 @@ def test_concurrent_reader_process(tmp_path):
         root, path = sys.argv[1], sys.argv[2]
         for name, sub in (("frcore", "frcore"), ("frcore.bank", os.path.join("frcore", "bank"))):
             mod = types.ModuleType(name); mod.__path__ = [os.path.join(root, sub)]; sys.modules[name] = mod
-        from frcore.bank._store import Store
+        from frcore.bank.storage._store import Store
         s = Store.open(path)
         reads = 0
         while True:

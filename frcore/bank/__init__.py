@@ -1,7 +1,6 @@
 """FR-Bank: a persistent, append-only, bi-temporal lifecycle-aware memory store with the
 eight-stage retrieval pipeline (SPEC §4)."""
 
-from ._ann import AnnConfig as AnnConfig
 from ._bank import (
     Bank as Bank,
     EmbedderMismatch as EmbedderMismatch,
@@ -12,18 +11,22 @@ from ._bank import (
     result_limit as result_limit,
     to_hours as to_hours,
 )
-from ._cache import CachedEmbedder as CachedEmbedder
-from ._embed import get_embedder as get_embedder
-from ._facts import FactRecord as FactRecord, parse_fact as parse_fact
-from ._injection import (
+from .guard import (
     Detection as Detection,
     detect as detect_injection,
     instruction_rule as instruction_rule,
     looks_like_instruction as looks_like_instruction,
 )
-from ._lifecycle import derive_states as derive_states
-from ._pipeline import PipelineConfig as PipelineConfig, retrieve as retrieve, scale_sigma_max as scale_sigma_max
-from ._query import INTENT_RULES as INTENT_RULES, Router as Router, infer_intent as infer_intent
+from .pipeline import (
+    INTENT_RULES as INTENT_RULES,
+    PipelineConfig as PipelineConfig,
+    Router as Router,
+    infer_intent as infer_intent,
+    retrieve as retrieve,
+    scale_sigma_max as scale_sigma_max,
+)
+from .records import FactRecord as FactRecord, derive_states as derive_states, parse_fact as parse_fact
+from .search import AnnConfig as AnnConfig, CachedEmbedder as CachedEmbedder, get_embedder as get_embedder
 
 __all__ = [
     "Bank",

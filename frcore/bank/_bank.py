@@ -18,14 +18,29 @@ from .._packed import ROW_START
 from .._params import LifecycleParams, default_params, validate_params
 from .._time import EPOCH as EPOCH, hours_since_epoch, parse_time as _parse_time
 from .._types import STATE_NAMES, score_summands
-from ._ann import AnnConfig, ApproximateRows
-from ._embed import DEFAULT_EMBEDDER, embedder_identity, get_embedder
-from ._facts import check_user
-from ._index import IndexSpec
-from ._lexical import Lexicon, Postings, _tokenize_many
-from ._pipeline import PipelineConfig, Prepared, Retrieval, related_pairs, retrieve
-from ._query import Router, check_intent, infer_intent, routing_from_categories
-from ._store import StoreError
+from .pipeline import (
+    PipelineConfig,
+    Prepared,
+    Retrieval,
+    Router,
+    check_intent,
+    infer_intent,
+    related_pairs,
+    retrieve,
+    routing_from_categories,
+)
+from .records import check_user
+from .search import (
+    DEFAULT_EMBEDDER,
+    AnnConfig,
+    ApproximateRows,
+    Lexicon,
+    Postings,
+    embedder_identity,
+    get_embedder,
+    tokenize_many,
+)
+from .storage import IndexSpec, StoreError
 
 
 class EmbedderMismatch(StoreError):
@@ -247,7 +262,7 @@ class Bank:
         index: bool = True,
         ann: AnnConfig | bool | None = None,
     ):
-        #: the user this object reads and writes for (:data:`frcore.bank._facts.OWNER`, ``""``: the owner)
+        #: the user this object reads and writes for (:data:`frcore.bank.records._facts.OWNER`, ``""``: the owner)
         self.user: str = check_user(user)
         self.store = store
         self.embedder = embedder
@@ -264,9 +279,9 @@ class Bank:
         self._tokens: dict[str, list[str]] = {}  # normalised text → BM25 tokens (texts never change)
         self._all_vectors: tuple | None = None  # (store version, ids, {id: row}, vectors) of every stored vector
         self._mem_vectors: dict[str, np.ndarray] = {}  # re-embedded for a read-only store (never written)
-        #: whether the bank keeps its index beside its file (:mod:`frcore.bank._index`)
+        #: whether the bank keeps its index beside its file (:mod:`frcore.bank.storage._index`)
         self.index = bool(index)
-        #: the approximate index's settings (:mod:`frcore.bank._ann`), ``None``: exact cosine only
+        #: the approximate index's settings (:mod:`frcore.bank.search._ann`), ``None``: exact cosine only
         self.ann: AnnConfig | None = _ann_config(ann)
         if self.ann is not None and not self.index:
             raise ValueError("ann: an approximate index needs the bank's index (index=True)")
@@ -305,17 +320,17 @@ class Bank:
         The bank's embedder is recorded in the bank (name and dimension, when it is created; a
         bank without a record records it on its first write). ``embedder=None`` uses the
         recorded one — for a bank without a record, the one all its stored vectors were made
-        with, else :data:`frcore.bank._embed.DEFAULT_EMBEDDER` (MiniLM). An embedder asked for
+        with, else :data:`frcore.bank.search._embed.DEFAULT_EMBEDDER` (MiniLM). An embedder asked for
         explicitly (a name: ``hash``, ``hash-<dim>``, ``minilm``; or an object with ``name``,
         ``dim``, ``embed``) must be the recorded one: another raises :class:`EmbedderMismatch`
         naming both, and nothing is written (cosines between two embedders' vectors mean
         nothing; to change embedder, export the facts and add them to a new bank).
 
         ``ann``: rank with an approximate nearest-neighbour index (``True``: the default
-        :class:`frcore.bank._ann.AnnConfig`) once the bank is large enough; a writable bank
-        builds and extends it as facts are added (:mod:`frcore.bank._ann`).
+        :class:`frcore.bank.search._ann.AnnConfig`) once the bank is large enough; a writable bank
+        builds and extends it as facts are added (:mod:`frcore.bank.search._ann`).
         """
-        from ._store import Store
+        from .storage import Store
 
         check_user(user)  # a bad user name fails before the bank is opened
         asked = None
@@ -399,7 +414,7 @@ class Bank:
     ) -> list[str]:
         """Validate, embed and store facts with their vectors in one transaction (all or nothing).
 
-        Returns the ids stored (a :class:`frcore.bank._store.Added` list; ``.unchanged`` lists
+        Returns the ids stored (a :class:`frcore.bank.storage._store.Added` list; ``.unchanged`` lists
         facts skipped because an identical fact is already stored — a retry is a no-op;
         ``.quarantined`` lists the stored facts held in quarantine: ``id``, ``field``, ``rule``,
         ``slot``). A different fact under a stored id is an error. ``where[i]`` names fact ``i``
@@ -440,7 +455,7 @@ class Bank:
 
     def release(self, edge_id: str, reason: str | None = None) -> dict:
         """Release a quarantined fact as the owner's decision (an append-only release row; the
-        fact then takes part in retrieval). See :meth:`frcore.bank._store.Store.release`."""
+        fact then takes part in retrieval). See :meth:`frcore.bank.storage._store.Store.release`."""
         out = self.store.release(edge_id, reason=reason, user=self.user)
         self._views.clear()
         self._rows.clear()
@@ -448,7 +463,7 @@ class Bank:
 
     def quarantine(self, include_released: bool = False) -> list[dict]:
         """The facts held in quarantine, with the field and rule that fired
-        (:meth:`frcore.bank._store.Store.quarantine`)."""
+        (:meth:`frcore.bank.storage._store.Store.quarantine`)."""
         return self.store.quarantine(include_released=include_released, user=self.user)
 
     def retract(self, edge_id: str, at=None, reason: str | None = None) -> None:
@@ -473,7 +488,7 @@ class Bank:
         return out
 
     def purge(self, timeout: float = 10.0) -> dict:
-        """Finish a pending erase purge (see :meth:`frcore.bank._store.Store.purge`)."""
+        """Finish a pending erase purge (see :meth:`frcore.bank.storage._store.Store.purge`)."""
         return self.store.purge(timeout=timeout)
 
     def states(self, at=None, known_at=None) -> dict[str, str]:
@@ -498,7 +513,7 @@ class Bank:
 
     def export(self) -> dict:
         """This user's facts, transitions, releases and erasure audit records, JSON-able
-        (:meth:`frcore.bank._store.Store.export`)."""
+        (:meth:`frcore.bank.storage._store.Store.export`)."""
         return self.store.export(user=self.user)
 
     def _embed_missing(self, ids: Sequence[str], texts: Mapping[str, str] | None = None) -> dict[str, np.ndarray]:
@@ -650,7 +665,7 @@ class Bank:
                 self._tokens.clear()
             new = [t for t in dict.fromkeys(texts) if t not in self._tokens]
             if new:
-                self._tokens.update(zip(new, _tokenize_many(new)))
+                self._tokens.update(zip(new, tokenize_many(new)))
             lexical = Lexicon([Postings.build([self._tokens[t] for t in texts])])
         rows = _Rows(vecs, lexical, eligible, related, primary)
         if key is not None:

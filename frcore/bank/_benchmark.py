@@ -23,7 +23,7 @@ Separately, the median MiniLM embedding time of one query, which is what "with t
 embedding included" adds.
 
 With ``ann`` (``fr bank bench --ann``) the banks are built and queried with the approximate
-index (:mod:`frcore.bank._ann`; from 50,000 facts): the ingest includes building and extending
+index (:mod:`frcore.bank.search._ann`; from 50,000 facts): the ingest includes building and extending
 it, and a third process measures ``ann_recall_at_10`` and ``ann_results_equal``
 (:func:`ann_recall`).
 
@@ -82,7 +82,7 @@ def build_bank(path: str, n: int, dim: int = 384, batch: int = 5000, ann: bool =
     """Create the n-fact bank at ``path`` (hash-{dim} embedder) in this process: ingest figures
     (``ann``: the approximate index built and extended as the bank grows, its time included)."""
     from ._bank import Bank
-    from ._store import synthetic_facts
+    from .storage import synthetic_facts
 
     facts = synthetic_facts(n, seed=0)
     with Bank.open(path, embedder=f"hash-{dim}", ann=ann) as bank:
@@ -238,7 +238,7 @@ def cli_query_wall_s(n: int = 1000, runs: int = 5, tmp: str | None = None) -> di
 
 
 def query_embedding_ms(repeats: int = 30) -> dict:
-    from ._embed import get_embedder
+    from .search import get_embedder
 
     emb = get_embedder("minilm")
     emb.embed([QUERIES[0]])
@@ -247,7 +247,7 @@ def query_embedding_ms(repeats: int = 30) -> dict:
         t = time.perf_counter()
         emb.embed([QUERIES[r % len(QUERIES)]])
         ts.append(time.perf_counter() - t)
-    from ._embed import benchmark_throughput
+    from .search import benchmark_throughput
 
     return {
         "minilm_query_embedding_median_ms": float(np.median(ts) * 1e3),

@@ -154,7 +154,7 @@ def _open(args, readonly: bool = False, params=None):
 
 def _user(args) -> str:
     """The ``--user`` of a command (the bank's owner without it), checked."""
-    from ._facts import check_user
+    from .records import check_user
 
     return check_user(getattr(args, "user", None), "--user")
 
@@ -269,7 +269,7 @@ def _emit(text: str) -> None:
 
 def _check_k(k: int) -> None:
     from ._bank import result_limit
-    from ._pipeline import PipelineConfig
+    from .pipeline import PipelineConfig
 
     if k < 1:
         raise ValueError(f"--k {k}: must be at least 1")
@@ -284,8 +284,8 @@ def _check_k(k: int) -> None:
 def run(args) -> int:
     """Run one ``fr bank`` action; every failure becomes one line (``ValueError`` for
     :func:`frcore.cli.main` to print, exit status 2)."""
-    from ._facts import FactError
-    from ._store import StoreError, storage_error
+    from .records import FactError
+    from .storage import StoreError, storage_error
 
     path = getattr(args, "path", None)
     try:
@@ -336,7 +336,7 @@ def _prefixed(args, msg: str) -> str:
 
 
 def _run(args) -> int:
-    from ._store import Store
+    from .storage import Store
 
     cmd = args.command_bank
     if cmd == "bench":
@@ -348,7 +348,7 @@ def _run(args) -> int:
         return 0
     if cmd == "init":
         from ._bank import EmbedderMismatch
-        from ._embed import DEFAULT_EMBEDDER, embedder_identity
+        from .search import DEFAULT_EMBEDDER, embedder_identity
 
         asked = embedder_identity(args.embedder or DEFAULT_EMBEDDER)
         p = Path(args.path)

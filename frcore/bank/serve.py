@@ -63,7 +63,7 @@ def max_k() -> int:
     """The most results one recall can return with the default pipeline: its distilled candidates
     (or every candidate of the three stages without distillation)."""
     from ._bank import result_limit
-    from ._pipeline import PipelineConfig
+    from .pipeline import PipelineConfig
 
     limit = result_limit(PipelineConfig())
     assert limit is not None  # the default ranker is the lifecycle ranker
@@ -94,7 +94,7 @@ class Memory:
         optional ``id`` / ``session``) in one all-or-nothing batch; each turn's categories come
         from the bank's router."""
         from ._bank import parse_time
-        from ._facts import parse_fact
+        from .records import parse_fact
 
         facts, turns = list(facts or ()), list(turns or ())
         if not facts and not turns:
@@ -321,9 +321,9 @@ class Memory:
 
 def _iso(t: _dt.datetime) -> str:
     """A recorded_at as the bank's export writes it."""
-    from ._store import _ts
+    from .storage import iso_text
 
-    return _ts(t)
+    return iso_text(t)
 
 
 # ----------------------------------------------------------------------------- the MCP server
@@ -620,7 +620,7 @@ def build_server(memory: Memory, log_level: str = "WARNING"):
 
 def _serve(args) -> int:
     from ._bank import Bank
-    from ._facts import check_user
+    from .records import check_user
 
     params = params_from_args(args)  # a bad file or override fails before the bank opens
     address = parse_http_address(args.http) if args.http else None
@@ -658,7 +658,7 @@ def _serve(args) -> int:
 
 def run(args) -> int:
     """``fr serve``; a bank that cannot be opened is one line naming it (exit status 2)."""
-    from ._store import StoreError
+    from .storage import StoreError
 
     try:
         return _serve(args)

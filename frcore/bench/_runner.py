@@ -82,7 +82,7 @@ def run_persona(
 ) -> list[dict]:
     """Every question of one persona under every system → per-question records (with
     ``keep_outcome`` also the :class:`Outcome` object under ``"_outcome"``, for aggregation).
-    ``ann``: rank through an approximate index with these settings (:class:`frcore.bank._ann.AnnConfig`)."""
+    ``ann``: rank through an approximate index with these settings (:class:`frcore.bank.search._ann.AnnConfig`)."""
     router = Router(embedder)
     tmp = tempfile.TemporaryDirectory(dir=workdir)
     try:

@@ -22,7 +22,7 @@ Layout (schema version :data:`SCHEMA_VERSION`, recorded in ``meta``):
 - ``meta``: schema_version, the write counter ``version``, ``created_at``, the erase and release
   counters, ``purge_pending``, and the bank's embedder (``embedder``, ``embedder_dim``).
 
-Users: every fact belongs to a user (:data:`frcore.bank._facts.OWNER`, ``""``, the single
+Users: every fact belongs to a user (:data:`frcore.bank.records._facts.OWNER`, ``""``, the single
 owner, when it names none). Every read and write takes ``user`` (default: the owner) and sees or
 touches that user's facts only: snapshots (lifecycle derived among the user's facts, so a slot
 is one user's), edges, transitions, export, audit, quarantine, count, retract, erase and release
@@ -30,7 +30,7 @@ is one user's), edges, transitions, export, audit, quarantine, count, retract, e
 across users.
 
 Quarantine: a fact whose text, id, slot or speaker reads as an instruction to the model
-(:func:`frcore.bank._facts.injection_finding`, run before any lock or transaction) is stored
+(:func:`frcore.bank.records._facts.injection_finding`, run before any lock or transaction) is stored
 with ``quarantined`` set: kept and exported, held out of snapshots (so of retrieval and of
 lifecycle derivation) until :meth:`Store.release`. :meth:`Store.add_facts` reports each one
 (:class:`Added`), :meth:`Store.quarantine` lists them.
@@ -88,22 +88,27 @@ from typing import Any
 
 import numpy as np
 
-from ._facts import OWNER, FactRecord, check_user, injection_finding, parse_fact, to_utc_naive
-from ._index import LIFE_COLUMNS, BankIndex, IndexSpec, Rows, encode
-from ._lexical import Postings, _tokenize_many
-from ._lifecycle import (
+from ..records import (
     INVISIBLE,
+    OWNER,
+    FactRecord,
     LifecycleColumns,
     Snapshot,
     Transition,
+    check_user,
     concat_columns,
     edge_columns,
+    injection_finding,
+    parse_fact,
     retracted_by_transitions,
     row_lifecycle,
     slot_codes,
     snapshot_from_columns,
     states_from_columns,
+    to_utc_naive,
 )
+from ..search import Postings, tokenize_many
+from ._index import LIFE_COLUMNS, BankIndex, IndexSpec, Rows, encode
 
 SCHEMA_VERSION = 3
 #: Schema versions :meth:`Store.open` reads (older ones are migrated on the first write open).
@@ -119,7 +124,7 @@ ERASED_MARK = "[erased]"
 
 
 def shown_user(user: str) -> str:
-    """A user in a message: their name quoted, or "the owner" (:data:`frcore.bank._facts.OWNER`)."""
+    """A user in a message: their name quoted, or "the owner" (:data:`frcore.bank.records._facts.OWNER`)."""
     return "the owner" if user == OWNER else repr(user)
 
 
@@ -246,7 +251,7 @@ class _Loaded:
     """The store's contents as read at one version (see :meth:`Store._load`).
 
     Rows come from the bank's index segments (a prefix of the rows: ``segments``, see
-    :mod:`frcore.bank._index`) and from SQLite (``records``, the rest); :attr:`edges` builds the
+    :mod:`frcore.bank.storage._index`) and from SQLite (``records``, the rest); :attr:`edges` builds the
     :class:`FactRecord` of every row only when asked for."""
 
     version: int
@@ -256,14 +261,14 @@ class _Loaded:
     n: int
     recorded: np.ndarray  # (n,) datetime64[us] transaction times
     cols: dict[str, Any]
-    life: dict[str, np.ndarray]  # per-row lifecycle inputs (frcore.bank._lifecycle.row_lifecycle)
+    life: dict[str, np.ndarray]  # per-row lifecycle inputs (frcore.bank.records._lifecycle.row_lifecycle)
     links: list[Mapping[str, tuple[str, ...]]]
     transitions: list[Transition]
     released: frozenset[str]
     segments: tuple[Rows, ...]  # index segments holding the first rows, in order
     records: list[FactRecord]  # the rows after them, read from SQLite
     seqs: np.ndarray  # (len(records),) their sequence numbers
-    #: (n,) every row's slot code (:func:`frcore.bank._lifecycle.slot_codes` of ``cols["slots"]``)
+    #: (n,) every row's slot code (:func:`frcore.bank.records._lifecycle.slot_codes` of ``cols["slots"]``)
     #: and the code of each slot (the index's coded slot column, read without a pass over the rows)
     slot_codes: np.ndarray
     slot_vocab: dict[str, int] = field(compare=False, repr=False)
@@ -423,7 +428,7 @@ def _mapped(fn: Callable) -> Callable:
     return wrapper
 
 
-def _ts(dt: datetime) -> str:
+def iso_text(dt: datetime) -> str:
     """Naive-UTC datetime → fixed-width ISO string (sortable)."""
     return dt.isoformat(timespec="microseconds")
 
@@ -735,7 +740,7 @@ class Store:
             [
                 ("schema_version", str(SCHEMA_VERSION)),
                 ("version", "0"),
-                ("created_at", _ts(_now())),
+                ("created_at", iso_text(_now())),
                 ("erasures", "0"),
             ],
         )
@@ -963,7 +968,7 @@ class Store:
         naming it. ``embed(records) -> (model, (n, d) vectors)``, if given, embeds the facts to
         store (outside the write lock); their vectors are written in the same transaction, so a
         stored fact never lacks its vector. A fact whose text, id, slot or speaker reads as an
-        instruction to the model (:func:`frcore.bank._facts.injection_finding`, checked before any
+        instruction to the model (:func:`frcore.bank.records._facts.injection_finding`, checked before any
         lock is taken) is stored quarantined and listed in ``.quarantined`` of the result.
         ``recorded_at`` is the transaction time (default: now, UTC).
 
@@ -1138,14 +1143,14 @@ class Store:
 
     def _insert(self, conn: sqlite3.Connection, records: list[FactRecord], rec_at: datetime, vectors) -> None:
         batch = conn.execute("SELECT COALESCE(MAX(batch), 0) + 1 FROM edges").fetchone()[0]
-        rec_s = _ts(rec_at)
+        rec_s = iso_text(rec_at)
         rows = [
             (
                 r.id,
                 r.text,
                 _encode(r.categories),
-                _ts(r.said_at),
-                None if r.event_time is None else _ts(r.event_time),
+                iso_text(r.said_at),
+                None if r.event_time is None else iso_text(r.event_time),
                 r.slot,
                 r.confidence,
                 int(bool(r.numeric)),
@@ -1227,7 +1232,7 @@ class Store:
             conn.execute(
                 "INSERT INTO transitions (edge_id, kind, effective_at, "
                 "recorded_at, reason) VALUES (?, 'retract', ?, ?, ?)",
-                (edge_id, _ts(eff), _ts(rec_at), reason),
+                (edge_id, iso_text(eff), iso_text(rec_at), reason),
             )
 
     @_mapped
@@ -1268,7 +1273,7 @@ class Store:
             conn.execute("DELETE FROM embeddings WHERE id=?", (edge_id,))
             conn.execute(
                 "INSERT INTO audit (id_hash, salt, action, erased_at, reason, user) VALUES (?, ?, 'erase', ?, ?, ?)",
-                (digest, salt.hex(), _ts(erased_at), reason, user),
+                (digest, salt.hex(), iso_text(erased_at), reason, user),
             )
             conn.execute("DELETE FROM erase_guard")
             conn.execute(
@@ -1284,7 +1289,7 @@ class Store:
             "id_hash": digest,
             "salt": salt.hex(),
             "action": "erase",
-            "erased_at": _ts(erased_at),
+            "erased_at": iso_text(erased_at),
             "reason": reason,
         }
         try:
@@ -1297,7 +1302,7 @@ class Store:
 
     def _erase_from_index(self, seq: int) -> str | None:
         """After an erase committed: scrub the index segments from row ``seq`` on
-        (:meth:`frcore.bank._index.BankIndex.drop_from`). Returns a note when that failed (the
+        (:meth:`frcore.bank.storage._index.BankIndex.drop_from`). Returns a note when that failed (the
         stale index is then scrubbed by the next write open that loads the bank)."""
         if self.path == ":memory:":
             return None
@@ -1402,18 +1407,19 @@ class Store:
             if old is not None:
                 return {"id": edge_id, "released_at": old[0], "reason": old[1], "unchanged": True}
             conn.execute(
-                "INSERT INTO releases (edge_id, released_at, reason) VALUES (?, ?, ?)", (edge_id, _ts(rel_at), reason)
+                "INSERT INTO releases (edge_id, released_at, reason) VALUES (?, ?, ?)",
+                (edge_id, iso_text(rel_at), reason),
             )
             conn.execute(
                 "INSERT OR REPLACE INTO meta VALUES ('releases', "
                 "CAST(COALESCE((SELECT value FROM meta WHERE key='releases'), 0) AS INTEGER) + 1)"
             )
-        return {"id": edge_id, "released_at": _ts(rel_at), "reason": reason, "unchanged": False}
+        return {"id": edge_id, "released_at": iso_text(rel_at), "reason": reason, "unchanged": False}
 
     @_mapped
     def quarantine(self, include_released: bool = False, *, user: str = OWNER) -> list[dict[str, Any]]:
         """The facts of ``user`` held in quarantine (insertion order): ``id``, ``field`` and ``rule`` (what
-        the detector finds in it now, :func:`frcore.bank._facts.injection_finding`; ``None`` if
+        the detector finds in it now, :func:`frcore.bank.records._facts.injection_finding`; ``None`` if
         no rule fires any more), ``slot``, ``speaker``, ``text``, ``said_at``, ``recorded_at``;
         with ``include_released`` also those the owner released (``released_at`` set)."""
         with self._lock:
@@ -1448,7 +1454,7 @@ class Store:
                     "slot": r.slot,
                     "speaker": r.speaker,
                     "text": r.text,
-                    "said_at": _ts(r.said_at),
+                    "said_at": iso_text(r.said_at),
                     "recorded_at": row[13],
                     "released_at": None if released is None else released[0],
                     "release_reason": None if released is None else released[1],
@@ -1706,7 +1712,7 @@ class Store:
         cols = {key: v[sl].copy() for key, v in loaded.cols.items()}
         cols["quarantined"] = np.array([bool(r[13]) for r in rows], dtype=bool)  # as stored; releases apply on load
         life = {key: v[sl].copy() for key, v in loaded.life.items()}
-        tokens = _tokenize_many([index.spec.normalize(e.text) for e in recs])
+        tokens = tokenize_many([index.spec.normalize(e.text) for e in recs])
         covered = loaded.segments[-1].hi if loaded.segments else 0
         raw = [tuple(r[1:]) for r in rows]
         seg = Rows(
@@ -1745,7 +1751,7 @@ class Store:
         return [tuple(r) for r in rows]
 
     def use_index(self, spec: IndexSpec | None) -> None:
-        """Keep (and read) the bank's index beside its file for ``spec`` (:mod:`frcore.bank._index`;
+        """Keep (and read) the bank's index beside its file for ``spec`` (:mod:`frcore.bank.storage._index`;
         ``None``: none). A scratch (``:memory:``) store has none."""
         with self._lock:
             self._index = None if spec is None or self.path == ":memory:" else BankIndex(self.path, spec, self.readonly)
@@ -1767,7 +1773,8 @@ class Store:
                 index.scrub()
 
     def ann_index(self, cfg):
-        """The bank index's approximate index for ``cfg`` (:meth:`frcore.bank._index.BankIndex.ann`), or ``None``."""
+        """The bank index's approximate index for ``cfg`` (:meth:`frcore.bank.storage._index.BankIndex.ann`),
+        or ``None``."""
         index = self._index
         return None if index is None else index.ann(cfg)
 
@@ -1878,7 +1885,7 @@ class Store:
     def snapshot(
         self, at: datetime, known_at: datetime | None = None, include_quarantined: bool = False, *, user: str = OWNER
     ) -> Snapshot:
-        """:func:`frcore.bank._lifecycle.snapshot` over the facts of ``user`` in this store (their
+        """:func:`frcore.bank.records._lifecycle.snapshot` over the facts of ``user`` in this store (their
         lifecycle derived among themselves: a slot is one user's), cached per (at, known_at,
         include_quarantined, user, store version)."""
         at_n = _time(at, "at")
@@ -1969,7 +1976,7 @@ class Store:
             if e.user != user:
                 continue
             d = e.to_json()
-            d["recorded_at"] = _ts(r)
+            d["recorded_at"] = iso_text(r)
             out_edges.append(d)
         return {
             "schema_version": self.schema,
@@ -1979,8 +1986,8 @@ class Store:
                 {
                     "edge_id": t.edge_id,
                     "kind": t.kind,
-                    "effective_at": _ts(t.effective_at),
-                    "recorded_at": _ts(t.recorded_at),
+                    "effective_at": iso_text(t.effective_at),
+                    "recorded_at": iso_text(t.recorded_at),
                     "reason": t.reason,
                 }
                 for t in trs
@@ -2011,7 +2018,7 @@ class Store:
 
 def synthetic_facts(n: int, seed: int = 0, prefix: str = "bench") -> list[dict[str, Any]]:
     """``n`` synthetic fact dicts (random categories, slots, times; some links) for benchmarks."""
-    from .._ontology import CATEGORY_NAMES
+    from ..._ontology import CATEGORY_NAMES
 
     rng = np.random.default_rng(seed)
     t0 = datetime(2024, 1, 1)

@@ -13,7 +13,7 @@ segments, in store order; each segment is a folder holding the rows of one range
 sequence numbers — ``.npy`` arrays (memory-mapped), JSON lists of strings (ids, texts, links;
 the few distinct slots, kinds, speakers and users, each row's as a code), the raw rows
 (``raw.json``, read only when a caller asks for the facts themselves) and the BM25 postings of
-their tokens (:class:`frcore.bank._lexical.Postings`). Segments are immutable: an add writes
+their tokens (:class:`frcore.bank.search._lexical.Postings`). Segments are immutable: an add writes
 a new one (the facts it committed) and merges the last two while the older is not larger
 (binary-counter merging: O(log n) segments, every row rewritten O(log n) times). The vectors of
 every indexed row are one float32 matrix in one file (``vectors.f32``, rows in store order,
@@ -43,12 +43,11 @@ from typing import Any
 
 import numpy as np
 
-from . import _ann
-from ._lexical import Postings
-from ._lifecycle import slot_codes
+from ..records import slot_codes
+from ..search import Postings, _ann
 
 FORMAT = "frcore-bank-index-v2"
-#: numeric columns of :func:`frcore.bank._lifecycle.edge_columns` kept as ``.npy`` arrays
+#: numeric columns of :func:`frcore.bank.records._lifecycle.edge_columns` kept as ``.npy`` arrays
 NUMERIC_COLUMNS = ("weights", "said_at_h", "event_h", "session", "confidence", "numeric", "quarantined")
 #: string columns kept as JSON lists
 STRING_COLUMNS = ("ids", "texts")
@@ -56,7 +55,7 @@ STRING_COLUMNS = ("ids", "texts")
 #: in order of first occurrence) and every row's position among them (``code_<column>.npy``,
 #: int32, -1 = ``None``); a loaded row's value is the one string object all its rows share
 CODED_COLUMNS = ("slots", "kinds", "speakers", "users")
-#: per-row lifecycle inputs (:class:`frcore.bank._lifecycle.LifecycleColumns` without slots and links)
+#: per-row lifecycle inputs (:class:`frcore.bank.records._lifecycle.LifecycleColumns` without slots and links)
 LIFE_COLUMNS = ("said", "event", "has_event", "expiring")
 #: the file of every indexed row's vector
 VECTORS = "vectors.f32"
@@ -268,7 +267,7 @@ class BankIndex:
         )
 
     def ann(self, cfg: _ann.AnnConfig) -> _ann.AnnIndex | None:
-        """The approximate index (:mod:`frcore.bank._ann`) valid for this index as it is now,
+        """The approximate index (:mod:`frcore.bank.search._ann`) valid for this index as it is now,
         loaded once per file; ``None`` when there is none."""
         m = self._manifest()
         side = _ann.read_sidecar(self.dir)
@@ -283,7 +282,7 @@ class BankIndex:
         return self._ann_index
 
     def update_ann(self, cfg: _ann.AnnConfig, complete: bool = False) -> bool:
-        """Build or extend the approximate index when it is due (:func:`frcore.bank._ann.due`).
+        """Build or extend the approximate index when it is due (:func:`frcore.bank.search._ann.due`).
         Returns whether one was written; an error is kept in :attr:`error`."""
         if self.readonly:
             return False
@@ -514,7 +513,7 @@ def _scrub_ann(folder: Path, keep: Sequence[str] = ()) -> None:
 
 def merge_rows(parts: Sequence[Rows]) -> Rows:
     """The rows of ``parts`` (consecutive ranges) as one."""
-    from ._lexical import concat_postings
+    from ..search import concat_postings
 
     raws = [p.raw_json().strip() for p in parts]
     inner = [r[1:-1].strip() for r in raws]

@@ -29,8 +29,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._ontology import CATEGORY_NAMES, N_CATEGORIES
-from .._types import INTENT_NAMES
+from ..._ontology import CATEGORY_NAMES, N_CATEGORIES
+from ..._types import INTENT_NAMES
 
 # ----------------------------------------------------------------------------- intent rules
 

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from .._ontology import CATEGORY_NAMES
-from .._time import hours_since_epoch as hours_since_epoch, parse_time
+from ..._ontology import CATEGORY_NAMES
+from ..._time import hours_since_epoch as hours_since_epoch, parse_time
 
 #: Link kinds an edge may carry to other edges (by id).
 LINK_KINDS: tuple[str, ...] = ("supersedes", "retracts", "contradicts", "tentative_for")
@@ -139,9 +139,9 @@ def detect_numeric(text: str) -> bool:
 # Prompt injection: text that reads as an instruction to the model is quarantined by the store
 # (kept, excluded from snapshots unless explicitly asked for). The detector — normalisation
 # (NFKC, invisible characters, look-alike letters, leetspeak, hidden base64 / ROT13 / tag
-# payloads) and rules for the imperative addressed to the assistant — is frcore.bank._injection;
+# payloads) and rules for the imperative addressed to the assistant — is frcore.bank.guard._injection;
 # these two names are the API the store calls.
-from ._injection import instruction_rule as instruction_rule, looks_like_instruction as looks_like_instruction  # noqa: E402
+from ..guard import instruction_rule as instruction_rule, looks_like_instruction as looks_like_instruction  # noqa: E402
 
 #: The fields of a fact checked for prompt injection: every free-text field that is stored and
 #: returned with results (link targets are ids of facts, checked as those facts' ids).

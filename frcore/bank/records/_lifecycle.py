@@ -46,9 +46,9 @@ from typing import Any
 
 import numpy as np
 
-from .._ontology import CATEGORY_NAMES, N_CATEGORIES, SUPERSESSION_CONFIDENCE_THRESHOLD, as_arrays
-from .._time import EPOCH, hours_since_epoch
-from .._types import State
+from ..._ontology import CATEGORY_NAMES, N_CATEGORIES, SUPERSESSION_CONFIDENCE_THRESHOLD, as_arrays
+from ..._time import EPOCH, hours_since_epoch
+from ..._types import State
 from ._facts import FactRecord, to_utc_naive
 
 #: Transition kinds recorded by the store. Only ``retract`` changes a derived state (an erased

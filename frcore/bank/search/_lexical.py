@@ -12,7 +12,7 @@ Two implementations of one score:
 - :class:`Postings` (what FR-Bank ranks with): term → rows postings with raw term counts and
   document lengths, scored at query time over any subset of its rows — the rows of a snapshot —
   with that subset's own statistics (N, df, average length), so one index serves every valid
-  time and user, and it can be written to disk (:mod:`frcore.bank._index`) and extended by
+  time and user, and it can be written to disk (:mod:`frcore.bank.storage._index`) and extended by
   appending rows.
 - :class:`LexicalIndex`: ``bm25s`` over a fixed list of texts, the reference the first is
   tested against bit for bit.
@@ -233,14 +233,14 @@ PLACEHOLDER = "\u2400"
 
 
 def _tokenize(texts: Sequence[str]) -> list[list[str]]:
-    """bm25s' own tokenizer (the reference :func:`_tokenize_many` is tested against)."""
+    """bm25s' own tokenizer (the reference :func:`tokenize_many` is tested against)."""
     import bm25s
 
     out = bm25s.tokenize(list(texts), stopwords="en_plus", stemmer=_STEMMER, return_ids=False, show_progress=False)
     return [list(t) for t in out]
 
 
-def _tokenize_many(texts: Sequence[str]) -> list[list[str]]:
+def tokenize_many(texts: Sequence[str]) -> list[list[str]]:
     """Tokens of each text: lower-case, split on :data:`_SPLIT`, stopwords dropped, each token
     stemmed (equal to bm25s' tokenizer; each token's stem depends on the token alone, so every
     distinct token is stemmed once)."""
@@ -254,7 +254,7 @@ def _tokenize_many(texts: Sequence[str]) -> list[list[str]]:
 
 
 def _tokenize_one(text: str) -> list[str]:
-    """Tokens of one text, equal to ``_tokenize_many([text])[0]``."""
+    """Tokens of one text, equal to ``tokenize_many([text])[0]``."""
     tokens = [t for t in _SPLIT(text.lower()) if t not in _STOP]
     if _STEMMER is None or not tokens:
         return tokens
@@ -431,7 +431,7 @@ class Lexicon:
 class LexicalIndex:
     """BM25 over a fixed list of texts with ``bm25s``; :meth:`scores` returns one score per
     text. The reference :class:`Lexicon` is tested against (``tokens``: the texts' tokens as
-    :func:`_tokenize_many` returns them)."""
+    :func:`tokenize_many` returns them)."""
 
     def __init__(
         self, texts: Sequence[str], k1: float = K1, b: float = B, tokens: Sequence[Sequence[str]] | None = None

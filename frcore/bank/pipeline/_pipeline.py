@@ -48,9 +48,9 @@ from typing import Literal, NamedTuple
 import jax
 import numpy as np
 
-from .. import _types as T
-from .._ontology import N_CATEGORIES, as_arrays
-from .._packed import (
+from ... import _types as T
+from ..._ontology import N_CATEGORIES, as_arrays
+from ..._packed import (
     N_FEATURES,
     ROW_START,
     pack_candidates,
@@ -60,12 +60,12 @@ from .._packed import (
     unpack_candidates_host,
     unpack_query_host,
 )
-from .._params import LifecycleParams
-from .._runtime import cached_call
-from .._scoring import ScoreTerms, admitted as _admitted, effective_age, effective_rate
-from .._types import N_STATES, ScoreConfig, State
-from .._validate import WEIGHT_SUM_TOL, bucket_size, make_candidates, make_query
-from ._lifecycle import slot_codes
+from ..._params import LifecycleParams
+from ..._runtime import cached_call
+from ..._scoring import ScoreTerms, admitted as _admitted, effective_age, effective_rate
+from ..._types import N_STATES, ScoreConfig, State
+from ..._validate import WEIGHT_SUM_TOL, bucket_size, make_candidates, make_query
+from ..records import slot_codes
 
 STAGES = ("cosine", "bm25", "forced")
 RANKERS = ("lifecycle", "cosine", "bm25")
@@ -226,7 +226,7 @@ def related_pairs(
 ) -> tuple[np.ndarray, np.ndarray]:
     """(src, dst) row pairs: src supersedes / contradicts / retracts / is tentative for dst (by
     link), or src is a later edge than dst in the same slot (by said-at, ties by row).
-    ``codes``: the slots' codes when known (:attr:`frcore.bank._lifecycle.Snapshot.slot_codes`,
+    ``codes``: the slots' codes when known (:attr:`frcore.bank.records._lifecycle.Snapshot.slot_codes`,
     equal exactly when the slots are; ``slots`` is then not read). The pairs of one row, as source
     or as related row, come in the same order whatever the codes."""
     src: list[int] = []

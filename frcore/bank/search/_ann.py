@@ -4,13 +4,13 @@ for an exact cosine per query (``Bank.open(path, ann=True)``, ``fr bank query --
 The index is faiss's product quantizer with fast scan (``IndexPQFastScan``, inner product): every
 vector compressed to one 4-bit code per :attr:`AnnConfig.pq_dims` dimensions (48 bytes for 384
 dimensions), all of them scanned per query with SIMD lookup tables. It covers the first ``rows``
-rows of the bank index's ``vectors.f32`` (:mod:`frcore.bank._index`), in one file
+rows of the bank index's ``vectors.f32`` (:mod:`frcore.bank.storage._index`), in one file
 ``ann-<token>.faiss`` described by ``ann.json`` (the bank, its erase count and the index spec it
 was built for, its settings and ``rows``). A query asks it for the :attr:`AnnConfig.candidates`
 rows of highest approximate inner product, computes their cosine exactly from ``vectors.f32``,
 and computes the rows the index does not hold yet (added since it was written) exactly too;
 every other row's cosine is computed when the pipeline needs it
-(:class:`frcore.bank._pipeline.PartialCosine`). When the candidates include the rows nearest the
+(:class:`frcore.bank.pipeline._pipeline.PartialCosine`). When the candidates include the rows nearest the
 query, the ranking is the exact one; how often they do is ``ann_recall_at_10`` in
 ``fr bank bench --ann``. An index of at least :data:`SHARD_FROM` rows is scanned in shards of
 consecutive rows, one per CPU (at most 4), on as many threads: the query's candidates are the
@@ -273,10 +273,10 @@ class ApproximateRows:
         return local[(local < n) & (self.rows[np.minimum(local, n - 1)] == found)]
 
     def partial(self, q: np.ndarray):
-        """The query's :class:`frcore.bank._pipeline.PartialCosine` over these rows: exact on
+        """The query's :class:`frcore.bank.pipeline._pipeline.PartialCosine` over these rows: exact on
         the index's candidates and on every row the index does not hold; the bound, the
         candidates' smallest cosine (over the whole index: of these rows or not)."""
-        from ._pipeline import PartialCosine
+        from ..pipeline import PartialCosine
 
         n = self.shape[0]
         q = np.asarray(q, dtype=np.float32)
