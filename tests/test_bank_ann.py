@@ -16,7 +16,7 @@ from frcore import default_params
 from frcore.bank._bank import Bank, IndexedRows
 from frcore.bank.pipeline._pipeline import PartialCosine, PipelineConfig, Prepared, retrieve
 from frcore.bank.search._ann import SIDECAR, AnnConfig, ApproximateRows
-from frcore.bank.storage._store import synthetic_facts
+from frcore.bank.storage._synthetic import synthetic_facts
 
 
 def _linked(cos_raw: np.ndarray, related, propagation: float) -> np.ndarray:

@@ -38,7 +38,7 @@ def test_ann_recall_is_measured(tmp_path):
     from frcore.bank._bank import Bank
     from frcore.bank._benchmark import ann_recall, recall_queries
     from frcore.bank.search._ann import AnnConfig
-    from frcore.bank.storage._store import synthetic_facts
+    from frcore.bank.storage._synthetic import synthetic_facts
 
     path = str(tmp_path / "b.db")
     with Bank.open(path, embedder="hash-64", ann=AnnConfig(min_rows=0)) as bank:

@@ -18,7 +18,10 @@ import numpy as np
 import pytest
 
 from frcore import State, cli
-from frcore.bank.storage._store import SCHEMA_VERSION, Store, StoreError, synthetic_facts
+from frcore.bank.storage._common import StoreError
+from frcore.bank.storage._schema import SCHEMA_VERSION
+from frcore.bank.storage._store import Store
+from frcore.bank.storage._synthetic import synthetic_facts
 
 SECRET_ID = "ERASE-ID-QX7Z"
 SECRET_TEXT = "QUOKKA-ZEBRA-7731 confided a secret diagnosis"

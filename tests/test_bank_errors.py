@@ -24,7 +24,8 @@ import pytest
 
 from frcore import cli
 from frcore.bank.records._facts import FactError, parse_fact
-from frcore.bank.storage._store import Store, StoreError
+from frcore.bank.storage._common import StoreError
+from frcore.bank.storage._store import Store
 
 FR = [sys.executable, "-m", "frcore.cli"]
 HASH = ("hash-256", 256)

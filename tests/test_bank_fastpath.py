@@ -16,7 +16,7 @@ from frcore._validate import bucket_size, make_candidates, make_query
 from frcore.bank import Bank, PipelineConfig
 from frcore.bank.pipeline._pipeline import Prepared, kernel_inputs, related_pairs
 from frcore.bank.search._lexical import LexicalIndex, _tokenize, _tokenize_one, tokenize_many
-from frcore.bank.storage._store import synthetic_facts
+from frcore.bank.storage._synthetic import synthetic_facts
 
 WORDS = [
     "the",

@@ -29,7 +29,7 @@ from frcore.bank.search._lexical import (
     tokenize_many,
 )
 from frcore.bank.storage._index import decode, encode, index_path
-from frcore.bank.storage._store import synthetic_facts
+from frcore.bank.storage._synthetic import synthetic_facts
 
 WORDS = ["apple", "banana", "moved", "moving", "paris", "city", "topic", "run", "runs", "the", "what", "42", "x"]
 
@@ -353,7 +353,7 @@ def test_concurrent_writers_keep_the_index_whole(tmp_path):
     code = (
         "import sys\n"
         "from frcore.bank import Bank\n"
-        "from frcore.bank.storage._store import synthetic_facts\n"
+        "from frcore.bank.storage._synthetic import synthetic_facts\n"
         "who = int(sys.argv[1])\n"
         "facts = synthetic_facts(300, seed=who, prefix=f'w{who}')\n"
         "for f in facts:\n    f.pop('links', None)\n"

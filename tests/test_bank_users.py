@@ -21,7 +21,9 @@ from frcore import cli
 from frcore.bank import Bank
 from frcore.bank.records._facts import FactError, parse_fact
 from frcore.bank.serve import Memory
-from frcore.bank.storage._store import SCHEMA_VERSION, Store, StoreError
+from frcore.bank.storage._common import StoreError
+from frcore.bank.storage._schema import SCHEMA_VERSION
+from frcore.bank.storage._store import Store
 
 USERS = (None, "alice", "bob")  # None: the bank's owner
 SLOTS = ("home_city", "job", None)

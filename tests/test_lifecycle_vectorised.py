@@ -16,7 +16,8 @@ from lifecycle_oracle import derive_states_loop
 
 from frcore.bank.records._facts import FactRecord
 from frcore.bank.records._lifecycle import Transition, derive_states
-from frcore.bank.storage._store import Store, synthetic_facts
+from frcore.bank.storage._store import Store
+from frcore.bank.storage._synthetic import synthetic_facts
 
 T0 = datetime(2025, 1, 1)
 CATS = ["PREFERENCES_HABITS", "OBLIGATIONS", "LOGISTICAL_CONTEXT", "RELATIONAL_BONDS"]

@@ -23,7 +23,10 @@ from frcore.bank.records._facts import (
     to_utc_naive,
 )
 from frcore.bank.records._lifecycle import snapshot
-from frcore.bank.storage._store import SCHEMA_VERSION, Store, StoreError, synthetic_facts
+from frcore.bank.storage._common import StoreError
+from frcore.bank.storage._schema import SCHEMA_VERSION
+from frcore.bank.storage._store import Store
+from frcore.bank.storage._synthetic import synthetic_facts
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "lifemembench"
 PERSONAS = sorted(DATA.glob("*.json")) if DATA.is_dir() else []

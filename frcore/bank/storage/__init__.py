@@ -3,15 +3,15 @@
 What the rest of FR-Bank uses of this layer is imported from here; its modules are its own.
 """
 
-from ._index import (
-    IndexSpec as IndexSpec,
-)
-from ._store import (
-    Store as Store,
+from ._common import (
     StoreError as StoreError,
     iso_text as iso_text,
     storage_error as storage_error,
-    synthetic_facts as synthetic_facts,
 )
+from ._index import (
+    IndexSpec as IndexSpec,
+)
+from ._store import Store as Store
+from ._synthetic import synthetic_facts as synthetic_facts
 
 __all__ = ["IndexSpec", "Store", "StoreError", "iso_text", "storage_error", "synthetic_facts"]

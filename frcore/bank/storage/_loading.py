@@ -1,0 +1,497 @@
+"""The store's contents as read at one version (from the bank's index and SQLite), and every read built on them."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import functools
+import sqlite3
+from collections.abc import Mapping
+from datetime import datetime
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+from ..records import (
+    INVISIBLE,
+    OWNER,
+    FactRecord,
+    Snapshot,
+    Transition,
+    concat_columns,
+    edge_columns,
+    retracted_by_transitions,
+    row_lifecycle,
+    slot_codes,
+    snapshot_from_columns,
+    states_from_columns,
+)
+from ..search import Postings, tokenize_many
+from ._base import _Handle
+from ._common import (
+    SNAPSHOT_CACHE_SIZE,
+    _decode,
+    _mapped,
+    _row_to_record,
+    _time,
+    iso_text,
+)
+from ._index import LIFE_COLUMNS, BankIndex, IndexSpec, Rows, encode
+from ._loaded import _Loaded, _with_releases
+from ._schema import (
+    _edge_columns,
+    _has_releases,
+)
+
+
+def _segment_slot_codes(seg: Rows, vocab: dict[str, int]) -> np.ndarray:
+    """The slot codes of a segment's rows, numbering (in ``vocab``) the slots it is first to hold."""
+    values, local = seg.slot_codes if seg.slot_codes is not None else encode(seg.cols["slots"])
+    remap = np.array([vocab.setdefault(v, len(vocab)) for v in values] + [-1], dtype=np.int64)
+    return remap[local]
+
+
+#: the links of a row without any, shared by every such row of a load (never written)
+_NO_LINKS: Mapping[str, tuple[str, ...]] = MappingProxyType({})
+
+
+def _links_column(texts: list[str]) -> list[Mapping[str, tuple[str, ...]]]:
+    """:func:`_links` of every row's stored links, the rows with some decoded as one JSON
+    document (most rows have none: they share :data:`_NO_LINKS`)."""
+    some = [i for i, x in enumerate(texts) if x != "{}"]
+    out: list[Mapping[str, tuple[str, ...]]] = [_NO_LINKS] * len(texts)
+    if some:
+        decoded = _decode("[" + ",".join([texts[i] for i in some]) + "]")
+        for i, lk in zip(some, decoded):
+            out[i] = {k: tuple(v) for k, v in lk.items()}
+    return out
+
+
+class _Loading(_Handle):
+    """Loading the rows at a version and the reads built on them (snapshots, edges, export)."""
+
+    @_mapped
+    def _load(self) -> _Loaded:
+        """All edges (insertion order) with their recorded_at and column arrays, and all
+        transitions, read in one read transaction (a consistent cut: whole batches only).
+
+        Cached per store version; after appends only the new rows are read (rows are never
+        updated except by an erase, which bumps the ``erasures`` counter: then it reloads). A
+        fresh load starts from the bank's index (:meth:`use_index`): only the rows after its
+        segments are read from SQLite; a writable store then adds them to the index."""
+        index = self._index
+        read = self._read_new_rows(index)
+        if isinstance(read, _Loaded):
+            return read
+        loaded = _combine(*read)
+        rows = read[6]
+        if index is not None and not self.readonly and loaded.records:
+            loaded = self._extend_index(loaded, rows)
+        with self._lock:
+            self._load_cache = loaded
+            self._recent[loaded.version] = loaded
+            while len(self._recent) > 2:
+                self._recent.popitem(last=False)
+        return loaded
+
+    def _read_new_rows(self, index: BankIndex | None) -> _Loaded | tuple:
+        """:meth:`_load`'s read transaction: the cached load when the version has not moved, else
+        (version, erasures, released, the load to extend or ``None``, index segments, the last
+        seq before the rows read, edge rows, the last transition seq before, transition rows)."""
+        with self._lock:
+            conn = self.conn
+            conn.execute("BEGIN")
+            try:
+                version = int(conn.execute("SELECT value FROM meta WHERE key='version'").fetchone()[0])
+                old = self._load_cache
+                if old is not None and old.version == version:
+                    return old
+                erow = conn.execute("SELECT value FROM meta WHERE key='erasures'").fetchone()
+                rrow = conn.execute("SELECT value FROM meta WHERE key='releases'").fetchone()
+                # an erase or a release changes rows already read: either one means a full reload
+                erasures = ("" if erow is None else str(erow[0])) + "/" + ("" if rrow is None else str(rrow[0]))
+                released = frozenset(
+                    {r[0] for r in conn.execute("SELECT edge_id FROM releases")}
+                    if rrow is not None and _has_releases(conn)
+                    else set()
+                )
+                if old is not None and old.erasures != erasures:
+                    old = None
+                count = int(conn.execute("SELECT COUNT(*) FROM edges").fetchone()[0])
+                segments: tuple[Rows, ...] = ()
+                if old is None and index is not None:
+                    segments = tuple(
+                        index.load(
+                            self._bank_id(conn),
+                            int(erow[0]) if erow is not None else 0,
+                            lambda hi: int(
+                                conn.execute("SELECT COUNT(*) FROM edges WHERE seq <= ?", (hi,)).fetchone()[0]
+                            ),
+                        )
+                    )
+                since = 0 if old is None else old.max_seq
+                if segments:
+                    since = segments[-1].hi
+                columns = _edge_columns(self.schema)
+                rows = conn.execute(f"SELECT seq, {columns} FROM edges WHERE seq > ? ORDER BY seq", (since,)).fetchall()
+                n_before = (len(old.cols["ids"]) if old is not None else 0) + sum(s.n for s in segments)
+                if n_before + len(rows) != count:
+                    old, since, segments = None, 0, ()
+                    rows = conn.execute(f"SELECT seq, {columns} FROM edges ORDER BY seq").fetchall()
+                tsince = 0 if old is None else old.max_tseq
+                trows = conn.execute(
+                    "SELECT seq, edge_id, kind, effective_at, recorded_at, "
+                    "reason FROM transitions WHERE seq > ? ORDER BY seq",
+                    (tsince,),
+                ).fetchall()
+            finally:
+                conn.execute("COMMIT")
+        return version, erasures, released, old, segments, since, rows, tsince, trows
+
+    def _bank_id(self, conn: sqlite3.Connection) -> str | None:
+        """What names this bank in its index: the creation time recorded in ``meta``."""
+        row = conn.execute("SELECT value FROM meta WHERE key='created_at'").fetchone()
+        return None if row is None else str(row[0])
+
+    def _extend_index(self, loaded: _Loaded, rows: list[tuple]) -> _Loaded:
+        """Add the rows of ``loaded`` read from SQLite to the bank's index (when they are the
+        rows of this load and every one has its vector); returns ``loaded`` with them as a
+        segment. Anything else leaves both as they are."""
+        index = self._index
+        assert index is not None
+        k = loaded.indexed
+        recs = loaded.records
+        if len(rows) != len(recs) or not rows:
+            return loaded  # rows read by earlier loads are still outside: the next fresh load indexes them
+        ids = [e.id for e in recs]
+        vecs, missing = self.get_embeddings(index.spec.model, ids)
+        if missing or vecs.shape[1] != index.spec.dim:
+            return loaded
+        sl = slice(k, loaded.n)
+        # copies, not views: a view would keep this version's whole column arrays alive
+        cols = {key: v[sl].copy() for key, v in loaded.cols.items()}
+        cols["quarantined"] = np.array([bool(r[13]) for r in rows], dtype=bool)  # as stored; releases apply on load
+        life = {key: v[sl].copy() for key, v in loaded.life.items()}
+        tokens = tokenize_many([index.spec.normalize(e.text) for e in recs])
+        covered = loaded.segments[-1].hi if loaded.segments else 0
+        raw = [tuple(r[1:]) for r in rows]
+        seg = Rows(
+            lo=covered + 1,
+            hi=int(rows[-1][0]),
+            seq=loaded.seqs.copy(),
+            cols=cols,
+            recorded=loaded.recorded[sl].copy(),
+            life={key: life[key] for key in LIFE_COLUMNS},
+            links=[r[8] for r in raw],  # the links column as stored
+            vectors=vecs,
+            postings=Postings.build(tokens),
+            raw=raw,
+        )
+        with self._lock:
+            bank_id = self._bank_id(self.conn)
+            erow = self.conn.execute("SELECT value FROM meta WHERE key='erasures'").fetchone()
+        if bank_id is None:
+            return loaded
+        if not index.append(seg, bank_id, int(erow[0]) if erow is not None else 0, covered):
+            return loaded
+        seg.cols = dict(seg.cols, quarantined=loaded.cols["quarantined"][sl].copy())
+        # indexed: drop this process's copies of what the index and SQLite now hold
+        seg.vectors = np.zeros((0, index.spec.dim), dtype=np.float32)
+        seg.raw = functools.partial(self._raw_rows, seg.lo, seg.hi)
+        return dataclasses.replace(
+            loaded, segments=loaded.segments + (seg,), records=[], seqs=np.zeros(0, np.int64), derived=loaded.derived
+        )
+
+    def _raw_rows(self, lo: int, hi: int) -> list[tuple]:
+        """The stored rows with sequence numbers lo … hi, as the index's raw rows."""
+        with self._lock:
+            rows = self.conn.execute(
+                f"SELECT {_edge_columns(self.schema)} FROM edges WHERE seq BETWEEN ? AND ? ORDER BY seq", (lo, hi)
+            ).fetchall()
+        return [tuple(r) for r in rows]
+
+    def use_index(self, spec: IndexSpec | None) -> None:
+        """Keep (and read) the bank's index beside its file for ``spec`` (:mod:`frcore.bank.storage._index`;
+        ``None``: none). A scratch (``:memory:``) store has none."""
+        with self._lock:
+            self._index = None if spec is None or self.path == ":memory:" else BankIndex(self.path, spec, self.readonly)
+            self._load_cache = None
+            self._recent.clear()
+            self._snap_cache.clear()
+
+    def distrust_index(self) -> None:
+        """Stop reading the bank's index (it was found damaged): this store reads SQLite from
+        now on; a writable one scrubs the index, which the next process to open the bank for
+        writing rebuilds."""
+        with self._lock:
+            index, self._index = self._index, None
+            self._load_cache = None
+            self._recent.clear()
+            self._snap_cache.clear()
+        if index is not None and not self.readonly:
+            with contextlib.suppress(OSError):
+                index.scrub()
+
+    def ann_index(self, cfg):
+        """The bank index's approximate index for ``cfg`` (:meth:`frcore.bank.storage._index.BankIndex.ann`),
+        or ``None``."""
+        index = self._index
+        return None if index is None else index.ann(cfg)
+
+    def update_ann(self, cfg, complete: bool = False) -> bool:
+        """Build or extend the approximate index when due (a writable store with an index)."""
+        index = self._index
+        return index is not None and not self.readonly and index.update_ann(cfg, complete)
+
+    def sync_index(self) -> None:
+        """Bring the bank's index up to date with the stored rows (a writable store with an
+        index; called after each add so that the next process to open the bank reads them
+        from it)."""
+        if self._index is not None and not self.readonly:
+            self._load()
+
+    def row_sources(self, version: int | None) -> tuple[np.ndarray, list[Postings]] | None:
+        """The vector matrix and the BM25 postings (one part per segment) of every row of the
+        store as read at ``version``, in row order, when the index holds all of them; else ``None``."""
+        if version is None:
+            return None
+        with self._lock:
+            loaded = self._recent.get(version)
+            index = self._index
+        if loaded is None or loaded.records or not loaded.segments or index is None:
+            return None
+        matrix = loaded.derived.get("vectors")
+        if matrix is None:
+            try:
+                matrix = loaded.derived["vectors"] = index.matrix(loaded.indexed)
+            except (OSError, ValueError):
+                return None
+        return matrix, [s.postings for s in loaded.segments]
+
+    def row_links(self, rows: np.ndarray, version: int | None) -> list[Mapping[str, tuple[str, ...]]] | None:
+        """The links of the given rows of the store as read at ``version`` (``None``: not cached)."""
+        if version is None:
+            return None
+        with self._lock:
+            loaded = self._recent.get(version)
+        if loaded is None:
+            return None
+        links = loaded.links
+        return [links[i] for i in np.asarray(rows, dtype=np.int64).tolist()]
+
+    def _user_mask(self, loaded: _Loaded, user: str) -> np.ndarray:
+        """(n,) bool: the edges of ``loaded`` that are facts of ``user`` (derived once per version)."""
+        with self._lock:
+            masks = loaded.derived.setdefault("users", {})
+            got = masks.get(user)
+            if got is None:
+                got = masks[user] = np.asarray(loaded.cols["users"] == user, dtype=bool).reshape(loaded.n)
+            return got
+
+    def edges(
+        self,
+        known_at: datetime | None = None,
+        include_quarantined: bool = True,
+        version: int | None = None,
+        *,
+        user: str = OWNER,
+    ) -> list[FactRecord]:
+        """Stored edges of ``user`` in insertion order, optionally only those recorded by
+        ``known_at``. ``version``: the edges as read at that store version (a snapshot's), if
+        still cached — else the current ones."""
+        loaded = None
+        if version is not None:
+            with self._lock:
+                loaded = self._recent.get(version)
+        if loaded is None:
+            loaded = self._load()
+        edges = loaded.edges
+        if known_at is not None:
+            k = np.datetime64(_time(known_at, "known_at"), "us")
+            edges = [e for e, r in zip(edges, loaded.recorded <= k) if r]
+        edges = [e for e in edges if e.user == user]
+        if not include_quarantined:
+            edges = [e for e in edges if not e.quarantined]
+        return list(edges)
+
+    def transitions(self, known_at: datetime | None = None, *, user: str = OWNER) -> list[Transition]:
+        """Recorded lifecycle transitions of the facts of ``user``, optionally only those recorded
+        by ``known_at``."""
+        loaded = self._load()
+        mine = set(loaded.cols["ids"][self._user_mask(loaded, user)].tolist())
+        trs = [t for t in loaded.transitions if t.edge_id in mine]
+        if known_at is not None:
+            k = _time(known_at, "known_at")
+            trs = [t for t in trs if t.recorded_at <= k]
+        return list(trs)
+
+    def slot_facts(
+        self, slot: str, known_at: datetime | None = None, *, user: str = OWNER
+    ) -> list[tuple[FactRecord, datetime]]:
+        """The facts of ``user`` stored under ``slot`` (recorded by ``known_at``, if given), each
+        with its recorded_at, in the order stored."""
+        loaded = self._load()
+        mask = (loaded.cols["slots"] == slot) & self._user_mask(loaded, user)
+        if known_at is not None:
+            mask &= loaded.recorded <= np.datetime64(_time(known_at, "known_at"), "us")
+        return [(loaded.record(int(i)), loaded.recorded[i].item()) for i in np.flatnonzero(mask)]
+
+    def summary(self, *, user: str = OWNER) -> dict[str, int]:
+        """Counts of the facts of ``user``: ``facts`` and ``turns`` (by kind), distinct ``slots``,
+        ``retractions`` (recorded retract transitions)."""
+        loaded = self._load()
+        mine = self._user_mask(loaded, user)
+        kinds = loaded.cols["kinds"][mine]
+        slots = loaded.cols["slots"][mine]
+        ids = set(loaded.cols["ids"][mine].tolist())
+        return {
+            "facts": int(np.count_nonzero(kinds == "fact")),
+            "turns": int(np.count_nonzero(kinds == "turn")),
+            "slots": len({x for x in slots.tolist() if x}),
+            "retractions": sum(1 for t in loaded.transitions if t.kind == "retract" and t.edge_id in ids),
+        }
+
+    def snapshot(
+        self, at: datetime, known_at: datetime | None = None, include_quarantined: bool = False, *, user: str = OWNER
+    ) -> Snapshot:
+        """:func:`frcore.bank.records._lifecycle.snapshot` over the facts of ``user`` in this store (their
+        lifecycle derived among themselves: a slot is one user's), cached per (at, known_at,
+        include_quarantined, user, store version)."""
+        at_n = _time(at, "at")
+        known_n = None if known_at is None else _time(known_at, "known_at")
+        loaded = self._load()
+        key = (at_n, known_n, bool(include_quarantined), user, loaded.version)
+        with self._lock:
+            hit = self._snap_cache.get(key)
+            if hit is not None:
+                self._snap_cache.move_to_end(key)
+                return hit
+        mask = np.ones(loaded.n, dtype=bool)
+        trs = loaded.transitions
+        if known_n is not None:
+            mask &= loaded.recorded <= np.datetime64(known_n, "us")
+            trs = [t for t in trs if t.recorded_at <= known_n]
+        if not include_quarantined:
+            mask &= ~loaded.cols["quarantined"]
+        mask &= self._user_mask(loaded, user)
+        idx = np.flatnonzero(mask)
+        with self._lock:  # the per-version derivation cache is shared by threads
+            index, life = loaded.lifecycle()
+        codes = life.slot  # of every row (a subset's are equal exactly when its slots are)
+        retract_rows = retracted_by_transitions(trs, at_n, index)
+        if idx.size != loaded.n:  # a subset: positions and links among its edges only
+            local = np.full(loaded.n, -1, dtype=np.int64)
+            local[idx] = np.arange(idx.size)
+            retract_rows = local[retract_rows]
+            retract_rows = retract_rows[retract_rows >= 0]
+            life = life.take(idx)
+        state = states_from_columns(life, at_n, retract_rows)
+        keep = state != INVISIBLE
+        rows = idx[keep]
+        every = rows.size == loaded.n  # ascending positions: all of them means 0 … n-1
+        snap = snapshot_from_columns(
+            loaded.cols, rows, state[keep], at_n, known_n, loaded.version, index if every else None, codes
+        )
+        with self._lock:
+            self._snap_cache[key] = snap
+            while len(self._snap_cache) > SNAPSHOT_CACHE_SIZE:
+                self._snap_cache.popitem(last=False)
+        return snap
+
+    def export(self, *, user: str = OWNER) -> dict[str, Any]:
+        """Everything of ``user``, JSON-able: schema version, the recorded embedder, the user's
+        edges (with recorded_at; ``quarantined``: held out of retrieval now; ``user`` for a user
+        other than the owner), their transitions and releases from quarantine, the audit records
+        of the user's erasures, and ``user`` (``None`` for the owner)."""
+        loaded = self._load()
+        mine = {e.id for e in loaded.edges if e.user == user}
+        trs = [t for t in loaded.transitions if t.edge_id in mine]
+        out_edges = []
+        for e, r in zip(loaded.edges, loaded.recorded.tolist()):
+            if e.user != user:
+                continue
+            d = e.to_json()
+            d["recorded_at"] = iso_text(r)
+            out_edges.append(d)
+        return {
+            "schema_version": self.schema,
+            "version": self.version(),
+            "edges": out_edges,
+            "transitions": [
+                {
+                    "edge_id": t.edge_id,
+                    "kind": t.kind,
+                    "effective_at": iso_text(t.effective_at),
+                    "recorded_at": iso_text(t.recorded_at),
+                    "reason": t.reason,
+                }
+                for t in trs
+            ],
+            "releases": [r for r in self._releases() if r["edge_id"] in mine],
+            "audit": self.audit_log(user=user),
+            "user": None if user == OWNER else user,
+            "embedder": None if (emb := self.recorded_embedder()) is None else {"name": emb[0], "dim": emb[1]},
+        }
+
+
+def _combine(version, erasures, released, old, segments, since, rows, tsince, trows) -> _Loaded:
+    """The :class:`_Loaded` of :meth:`_Loading._load`: the rows read appended to ``old`` (or, with
+    no ``old``, to the index ``segments``)."""
+    new_edges = _with_releases([_row_to_record(r[1:]) for r in rows], released)
+    new_seq = np.array([r[0] for r in rows], dtype=np.int64)
+    new_rec = np.array([r[14] for r in rows], dtype="datetime64[us]")
+    new_cols = edge_columns(new_edges)
+    new_cols["users"] = np.array([e.user for e in new_edges] or [OWNER], dtype=object)[: len(new_edges)]
+    new_life = row_lifecycle(new_edges)
+    new_links: list[Mapping[str, tuple[str, ...]]] = [e.links for e in new_edges]
+    new_trs = [
+        Transition(e, k, datetime.fromisoformat(eff), datetime.fromisoformat(rec), why)
+        for _s, e, k, eff, rec, why in trows
+    ]
+    if old is None:
+        parts_cols = [s.cols for s in segments] + [new_cols]
+        cols = concat_columns(parts_cols[0], *parts_cols[1:]) if len(parts_cols) > 1 else new_cols
+        if segments and released:
+            cols["quarantined"] = cols["quarantined"] & ~np.isin(cols["ids"], list(released))
+        recorded = np.concatenate([s.recorded for s in segments] + [new_rec])
+        life = {
+            k: np.concatenate(
+                [s.life[k] if k != "confidence" else s.cols["confidence"] for s in segments] + [new_life[k]]
+            )
+            for k in new_life
+        }
+        links = _links_column([x for s in segments for x in s.links]) + new_links
+        records, seqs, trs = new_edges, new_seq, new_trs
+        slot_vocab: dict[str, int] = {}
+        codes = [_segment_slot_codes(seg, slot_vocab) for seg in segments]
+        row_codes = np.concatenate([*codes, slot_codes([e.slot for e in new_edges], slot_vocab)])
+    else:
+        cols = concat_columns(old.cols, new_cols)
+        recorded = np.concatenate([old.recorded, new_rec])
+        life = {k: np.concatenate([old.life[k], new_life[k]]) for k in new_life}
+        links = old.links + new_links
+        segments = old.segments
+        records, seqs = old.records + new_edges, np.concatenate([old.seqs, new_seq])
+        trs = old.transitions + new_trs
+        slot_vocab = dict(old.slot_vocab)  # the old load's stays as it was (its readers may be in threads)
+        row_codes = np.concatenate([old.slot_codes, slot_codes([e.slot for e in new_edges], slot_vocab)])
+    loaded = _Loaded(
+        version=version,
+        erasures=erasures,
+        max_seq=rows[-1][0] if rows else (since if old is None else old.max_seq),
+        max_tseq=trows[-1][0] if trows else tsince,
+        n=len(cols["ids"]),
+        recorded=recorded,
+        cols=cols,
+        life=life,
+        links=links,
+        transitions=trs,
+        released=released,
+        segments=segments,
+        records=records,
+        seqs=seqs,
+        slot_codes=row_codes,
+        slot_vocab=slot_vocab,
+    )
+    return loaded
