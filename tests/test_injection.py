@@ -1,4 +1,5 @@
-"""The prompt-injection detector behind FR-Bank's quarantine (frcore/bank/guard/_injection.py).
+"""The prompt-injection detector behind FR-Bank's quarantine (frcore/bank/guard/_injection.py, its rules in
+frcore/bank/guard/rules.json).
 
 - The labelled set tests/data/injection/set.jsonl is what build.py writes, with its fixed split.
 - On the untouched ``heldout`` part: recall ≥ 90% and benign false positives ≤ 1% (issue 16), and
@@ -15,18 +16,17 @@ from __future__ import annotations
 import base64
 import importlib.util
 import json
+import re
 import unicodedata
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, example, given, settings, strategies as st
 
-from frcore.bank.guard._injection import (
+from frcore.bank.guard._injection import detect, instruction_rule, looks_like_instruction
+from frcore.bank.guard._normalise import (
     CONFUSABLES,
-    detect,
     hidden_tag_text,
-    instruction_rule,
-    looks_like_instruction,
     normalise,
     strip_invisible,
     strip_marks,
@@ -270,12 +270,10 @@ def test_gates_never_change_a_verdict_on_the_set():
 @example("abcdefgh ab a-bcdef 日本語 x1y2z3")
 def test_view_prefixes_are_every_words_first_letters(text):
     """A view's prefixes: the first 1 … 4 letters of each of its words."""
-    import re
-
-    from frcore.bank.guard import _injection as inj
+    from frcore.bank.guard._gates import prefixes
 
     words = re.findall(r"\w+", text)
-    assert inj._prefixes(text) == {w[:k] for w in words for k in range(1, 5)}
+    assert prefixes(text) == {w[:k] for w in words for k in range(1, 5)}
 
 
 def _admits_plainly(gate, view: str, view_prefixes: frozenset) -> bool:
@@ -305,15 +303,15 @@ def test_gate_admission_equals_its_plain_statement(words):
     """Every rule's and signal's gate admits a view exactly as the plain statement of the gate
     does, and the rules and signals found through word prefixes (and the strings of the gates
     not gated on words) are those whose gate admits the view."""
-    from frcore.bank.guard import _injection as inj
+    from frcore.bank.guard import _gates, _injection as inj, _rules
 
-    for _, view in inj.views(" ".join(words)):
-        prefixes = inj._prefixes(view)
-        for gate in (*inj.GATES, *inj.SIGNAL_GATES.values()):
+    for _, view in views(" ".join(words)):
+        prefixes = _gates.prefixes(view)
+        for gate in (*_rules.GATES, *_rules.SIGNAL_GATES.values()):
             assert gate.admits(view, prefixes) == _admits_plainly(gate, view, prefixes)
-        expect = {name for name, gate in inj.SIGNAL_GATES.items() if _admits_plainly(gate, view, prefixes)}
+        expect = {name for name, gate in _rules.SIGNAL_GATES.items() if _admits_plainly(gate, view, prefixes)}
         assert inj._admitted_signals(view, prefixes) == expect
-        rules = {k for k, gate in enumerate(inj.GATES) if _admits_plainly(gate, view, prefixes)}
+        rules = {k for k, gate in enumerate(_rules.GATES) if _admits_plainly(gate, view, prefixes)}
         assert inj._RULE_GATES.admitted(view, prefixes) == rules
 
 
