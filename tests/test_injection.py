@@ -315,6 +315,80 @@ def test_gate_admission_equals_its_plain_statement(words):
         assert inj._RULE_GATES.admitted(view, prefixes) == rules
 
 
+# ----------------------------------------------------------------------------- the rules as data
+
+
+def _tables(**parts):
+    """A minimal data file for :func:`frcore.bank.guard._rules.load`, with ``parts`` replaced."""
+    data = {
+        "fragments": {"V": {"pattern": "(?:ignore|forget)"}, "D": {"pattern": ["x", "{V}", "y"]}},
+        "rules": [
+            {
+                "section": "s",
+                "rules": [{"name": "r", "family": "f", "gate": {"words": "{lead:V} stop"}, "pattern": "{D}\\b"}],
+            }
+        ],
+        "signals": {"a": {"gate": {"chars": ["!"]}, "pattern": "{V}!"}, "b": {"gate": {}, "pattern": "b"}},
+        "combinations": [{"name": "c", "signal": "a", "with": ["b"]}],
+    }
+    return {**data, **parts}
+
+
+def _one_rule(gate: dict, pattern: str) -> dict:
+    return {"rules": [{"section": "s", "rules": [{"name": "r", "family": "f", "gate": gate, "pattern": pattern}]}]}
+
+
+def test_rules_data_expands_fragments_and_lead_words():
+    from frcore.bank.guard._rules import load
+
+    fragments, rules, signals, combinations = load(_tables())
+    assert fragments == {"V": "(?:ignore|forget)", "D": "x(?:ignore|forget)y"}
+    ((name, family, gate, pattern),) = rules
+    assert (name, family, pattern) == ("r", "f", "x(?:ignore|forget)y\\b")
+    assert gate.prefixes == {"igno", "forg", "stop"}
+    assert signals["a"][1] == "(?:ignore|forget)!" and signals["a"][0].chars == ("!",)
+    assert combinations == (("c", "a", ("b",)),)
+
+
+@pytest.mark.parametrize(
+    "parts, message",
+    [
+        ({"fragments": {"A": {"pattern": "{B}"}, "B": {"pattern": "{A}"}}}, "uses itself"),
+        ({"fragments": {"A": {"pattern": "{NOPE}"}}}, "unknown fragment 'NOPE'"),
+        ({"signals": {"a": {"gate": {"word": "x"}, "pattern": "a"}}}, "unknown keys ['word']"),
+        ({"combinations": [{"name": "c", "signal": "a", "with": ["z"]}]}, "unknown signals ['z']"),
+        (_one_rule({}, "{X}"), "rule 0 (r): unknown fragment 'X'"),
+        (_one_rule({"words": "go", "swap": {"x": "y"}}, "g"), "swap names words the gate does not have"),
+    ],
+    ids=["cycle", "unknown-fragment", "unknown-gate-key", "unknown-signal", "unknown-in-rule", "stale-swap"],
+)
+def test_rules_data_errors_are_refused(parts, message):
+    from frcore.bank.guard._rules import load
+
+    with pytest.raises(ValueError, match=re.escape(message)):
+        load(_tables(**parts))
+
+
+def test_every_fragment_of_the_rules_data_is_used():
+    """No dead building block: each fragment is named by a pattern, another fragment or a gate."""
+    from frcore.bank.guard._rules import read_data
+
+    data = read_data()
+    texts = [json.dumps(data["rules"]), json.dumps(data["signals"])]
+    texts += [json.dumps(f["pattern"]) for f in data["fragments"].values()]
+    named = {m.group(1) for t in texts for m in re.finditer(r"\{(?:lead:)?([A-Z][A-Z0-9_]*)\}", t)}
+    assert set(data["fragments"]) <= named
+
+
+def test_rules_data_ships_with_the_package():
+    tomllib = pytest.importorskip("tomllib")
+    import fnmatch
+
+    pyproject = tomllib.loads((HERE.parent / "pyproject.toml").read_text(encoding="utf-8"))
+    shipped = pyproject["tool"]["setuptools"]["package-data"].get("frcore.bank.guard", [])
+    assert any(fnmatch.fnmatch("rules.json", pattern) for pattern in shipped)
+
+
 # ----------------------------------------------------------------------------- the measurement
 
 
