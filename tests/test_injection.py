@@ -1,4 +1,5 @@
-"""The prompt-injection detector behind FR-Bank's quarantine (frcore/bank/guard/_injection.py).
+"""The prompt-injection detector behind FR-Bank's quarantine (frcore/bank/guard/_injection.py, its rules in
+frcore/bank/guard/rules.json).
 
 - The labelled set tests/data/injection/set.jsonl is what build.py writes, with its fixed split.
 - On the untouched ``heldout`` part: recall ≥ 90% and benign false positives ≤ 1% (issue 16), and
@@ -15,18 +16,17 @@ from __future__ import annotations
 import base64
 import importlib.util
 import json
+import re
 import unicodedata
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, example, given, settings, strategies as st
 
-from frcore.bank.guard._injection import (
+from frcore.bank.guard._injection import detect, instruction_rule, looks_like_instruction
+from frcore.bank.guard._normalise import (
     CONFUSABLES,
-    detect,
     hidden_tag_text,
-    instruction_rule,
-    looks_like_instruction,
     normalise,
     strip_invisible,
     strip_marks,
@@ -270,12 +270,10 @@ def test_gates_never_change_a_verdict_on_the_set():
 @example("abcdefgh ab a-bcdef 日本語 x1y2z3")
 def test_view_prefixes_are_every_words_first_letters(text):
     """A view's prefixes: the first 1 … 4 letters of each of its words."""
-    import re
-
-    from frcore.bank.guard import _injection as inj
+    from frcore.bank.guard._gates import prefixes
 
     words = re.findall(r"\w+", text)
-    assert inj._prefixes(text) == {w[:k] for w in words for k in range(1, 5)}
+    assert prefixes(text) == {w[:k] for w in words for k in range(1, 5)}
 
 
 def _admits_plainly(gate, view: str, view_prefixes: frozenset) -> bool:
@@ -305,16 +303,90 @@ def test_gate_admission_equals_its_plain_statement(words):
     """Every rule's and signal's gate admits a view exactly as the plain statement of the gate
     does, and the rules and signals found through word prefixes (and the strings of the gates
     not gated on words) are those whose gate admits the view."""
-    from frcore.bank.guard import _injection as inj
+    from frcore.bank.guard import _gates, _injection as inj, _rules
 
-    for _, view in inj.views(" ".join(words)):
-        prefixes = inj._prefixes(view)
-        for gate in (*inj.GATES, *inj.SIGNAL_GATES.values()):
+    for _, view in views(" ".join(words)):
+        prefixes = _gates.prefixes(view)
+        for gate in (*_rules.GATES, *_rules.SIGNAL_GATES.values()):
             assert gate.admits(view, prefixes) == _admits_plainly(gate, view, prefixes)
-        expect = {name for name, gate in inj.SIGNAL_GATES.items() if _admits_plainly(gate, view, prefixes)}
+        expect = {name for name, gate in _rules.SIGNAL_GATES.items() if _admits_plainly(gate, view, prefixes)}
         assert inj._admitted_signals(view, prefixes) == expect
-        rules = {k for k, gate in enumerate(inj.GATES) if _admits_plainly(gate, view, prefixes)}
+        rules = {k for k, gate in enumerate(_rules.GATES) if _admits_plainly(gate, view, prefixes)}
         assert inj._RULE_GATES.admitted(view, prefixes) == rules
+
+
+# ----------------------------------------------------------------------------- the rules as data
+
+
+def _tables(**parts):
+    """A minimal data file for :func:`frcore.bank.guard._rules.load`, with ``parts`` replaced."""
+    data = {
+        "fragments": {"V": {"pattern": "(?:ignore|forget)"}, "D": {"pattern": ["x", "{V}", "y"]}},
+        "rules": [
+            {
+                "section": "s",
+                "rules": [{"name": "r", "family": "f", "gate": {"words": "{lead:V} stop"}, "pattern": "{D}\\b"}],
+            }
+        ],
+        "signals": {"a": {"gate": {"chars": ["!"]}, "pattern": "{V}!"}, "b": {"gate": {}, "pattern": "b"}},
+        "combinations": [{"name": "c", "signal": "a", "with": ["b"]}],
+    }
+    return {**data, **parts}
+
+
+def _one_rule(gate: dict, pattern: str) -> dict:
+    return {"rules": [{"section": "s", "rules": [{"name": "r", "family": "f", "gate": gate, "pattern": pattern}]}]}
+
+
+def test_rules_data_expands_fragments_and_lead_words():
+    from frcore.bank.guard._rules import load
+
+    fragments, rules, signals, combinations = load(_tables())
+    assert fragments == {"V": "(?:ignore|forget)", "D": "x(?:ignore|forget)y"}
+    ((name, family, gate, pattern),) = rules
+    assert (name, family, pattern) == ("r", "f", "x(?:ignore|forget)y\\b")
+    assert gate.prefixes == {"igno", "forg", "stop"}
+    assert signals["a"][1] == "(?:ignore|forget)!" and signals["a"][0].chars == ("!",)
+    assert combinations == (("c", "a", ("b",)),)
+
+
+@pytest.mark.parametrize(
+    "parts, message",
+    [
+        ({"fragments": {"A": {"pattern": "{B}"}, "B": {"pattern": "{A}"}}}, "uses itself"),
+        ({"fragments": {"A": {"pattern": "{NOPE}"}}}, "unknown fragment 'NOPE'"),
+        ({"signals": {"a": {"gate": {"word": "x"}, "pattern": "a"}}}, "unknown keys ['word']"),
+        ({"combinations": [{"name": "c", "signal": "a", "with": ["z"]}]}, "unknown signals ['z']"),
+        (_one_rule({}, "{X}"), "rule 0 (r): unknown fragment 'X'"),
+        (_one_rule({"words": "go", "swap": {"x": "y"}}, "g"), "swap names words the gate does not have"),
+    ],
+    ids=["cycle", "unknown-fragment", "unknown-gate-key", "unknown-signal", "unknown-in-rule", "stale-swap"],
+)
+def test_rules_data_errors_are_refused(parts, message):
+    from frcore.bank.guard._rules import load
+
+    with pytest.raises(ValueError, match=re.escape(message)):
+        load(_tables(**parts))
+
+
+def test_every_fragment_of_the_rules_data_is_used():
+    """No dead building block: each fragment is named by a pattern, another fragment or a gate."""
+    from frcore.bank.guard._rules import read_data
+
+    data = read_data()
+    texts = [json.dumps(data["rules"]), json.dumps(data["signals"])]
+    texts += [json.dumps(f["pattern"]) for f in data["fragments"].values()]
+    named = {m.group(1) for t in texts for m in re.finditer(r"\{(?:lead:)?([A-Z][A-Z0-9_]*)\}", t)}
+    assert set(data["fragments"]) <= named
+
+
+def test_rules_data_ships_with_the_package():
+    tomllib = pytest.importorskip("tomllib")
+    import fnmatch
+
+    pyproject = tomllib.loads((HERE.parent / "pyproject.toml").read_text(encoding="utf-8"))
+    shipped = pyproject["tool"]["setuptools"]["package-data"].get("frcore.bank.guard", [])
+    assert any(fnmatch.fnmatch("rules.json", pattern) for pattern in shipped)
 
 
 # ----------------------------------------------------------------------------- the measurement
