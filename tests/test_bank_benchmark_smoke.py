@@ -1,6 +1,6 @@
 """`fr bank bench` machinery on a tiny bank: shape of the result only (no timing assertions)."""
 
-from frcore.bank._benchmark import measure_size
+from experiments.bank_bench import measure_size
 
 
 def test_measure_size_shape():
@@ -14,7 +14,7 @@ def test_measure_size_shape():
 
 
 def test_cli_wall_time_is_measured():
-    from frcore.bank._benchmark import cli_query_wall_s
+    from experiments.bank_bench import cli_query_wall_s
 
     got = cli_query_wall_s(50, runs=1)
     assert got["n"] == 50 and len(got["cli_query_wall_runs_s"]) == 1 and got["cli_query_wall_s"] > 0
@@ -22,11 +22,14 @@ def test_cli_wall_time_is_measured():
 
 def test_embedding_section_reports_query_latency_and_batched_throughput(monkeypatch):
     """The embedding part of the report, with the hashing embedder standing in for MiniLM."""
-    from frcore.bank import _benchmark
+    import frcore.bank
+    from experiments import bank_bench
     from frcore.bank.search import _embed
 
-    monkeypatch.setattr(_embed, "get_embedder", lambda name: _embed.HashingEmbedder(dim=64))
-    e = _benchmark.query_embedding_ms(repeats=3)
+    asked = []
+    monkeypatch.setattr(frcore.bank, "get_embedder", lambda name: asked.append(name) or _embed.HashingEmbedder(dim=64))
+    e = bank_bench.query_embedding_ms(repeats=3)
+    assert asked == ["minilm"]  # the stand-in was used
     assert e["minilm_query_embedding_median_ms"] > 0
     assert e["throughput"]["n"] == 512 and e["throughput"]["sentences_per_s"] > 0
     assert e["throughput_target_sentences_per_s"] == 200
@@ -35,8 +38,8 @@ def test_embedding_section_reports_query_latency_and_batched_throughput(monkeypa
 def test_ann_recall_is_measured(tmp_path):
     """The approximate index's recall and result agreement on a small bank (asked for more
     candidates than the bank has rows: nothing is missed)."""
+    from experiments.bank_bench import ann_recall, recall_queries
     from frcore.bank._bank import Bank
-    from frcore.bank._benchmark import ann_recall, recall_queries
     from frcore.bank.search._ann import AnnConfig
     from frcore.bank.storage._synthetic import synthetic_facts
 

@@ -143,3 +143,55 @@ def test_the_console_script_runs_main_and_freezes_what_is_left():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True)
     assert out.stdout.strip().splitlines()[-1] == "2 True", out.stdout
+
+
+# --- the actions of `fr bank` declared outside frcore (entry-point group frcore.bank.commands) ---
+
+BANK_DECLARED = {"bench": "experiments.bank_bench:register"}
+
+
+def test_bank_actions_declared_outside_frcore_are_installed():
+    """``fr bank bench`` lives in experiments/ and is reached through an entry point: frcore never imports it."""
+    from frcore.bank import cli as bank_cli
+
+    tomllib = pytest.importorskip("tomllib")
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert meta["project"]["entry-points"][bank_cli.ACTION_ENTRY_POINT_GROUP] == BANK_DECLARED
+    installed = {ep.name: ep.value for ep in bank_cli.declared_actions()}
+    assert installed == BANK_DECLARED, "installed entry points differ from pyproject.toml: run `make setup`"
+    assert not (ROOT / "frcore" / "bank" / "_benchmark.py").exists()
+
+
+def test_a_declared_bank_action_loads_only_when_named():
+    """``fr bank --help`` lists ``bench`` without importing experiments/; ``fr bank bench --help``
+    loads it and shows its own options."""
+    import subprocess
+
+    code = (
+        "import sys\n"
+        "from frcore.cli import main\n"
+        "try:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in ('experiments', 'experiments.bank_bench') if m in sys.modules))"
+    )
+
+    def run(*argv):
+        return subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, timeout=300)
+
+    listed = run("bank", "--help")
+    assert "    bench" in listed.stdout and listed.stdout.strip().splitlines()[-1] == "[]", listed.stdout
+    named = run("bank", "bench", "--help")
+    assert "usage: fr bank bench [-h] [--sizes SIZES] [--no-embedding] [--ann]" in named.stdout, named.stdout
+    assert named.stdout.strip().splitlines()[-1] == "['experiments', 'experiments.bank_bench']", named.stdout
+
+
+def test_an_unloadable_bank_action_fails_loudly(monkeypatch, capsys):
+    from frcore.bank import cli as bank_cli
+
+    ghost = EntryPoint("ghost", "frcore_no_such_module.cmd:register", bank_cli.ACTION_ENTRY_POINT_GROUP)
+    monkeypatch.setattr(bank_cli, "declared_actions", lambda: [ghost])
+    with pytest.raises(SystemExit) as e:
+        cli.main(["bank", "ghost", "--x", "1"])
+    assert e.value.code == cli.EXIT_UNAVAILABLE
+    err = capsys.readouterr().err
+    assert "fr bank ghost: error: this subcommand could not be loaded (frcore_no_such_module.cmd:register)" in err
+    assert "ModuleNotFoundError" in err

@@ -1,4 +1,5 @@
-"""``fr bank init|add|retract|erase|purge|quarantine|query|explain|export|bench``.
+"""``fr bank init|add|retract|erase|purge|quarantine|query|explain|export``, and the actions
+declared in the entry-point group :data:`ACTION_ENTRY_POINT_GROUP` (``bench``, from experiments/).
 
 Every failure is one line on stderr naming the file (and, for a fact, where it is, its id and
 the field), with exit status 2; nothing is written by a failed command. ``query``, ``explain``,
@@ -12,12 +13,18 @@ both.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import sqlite3
 import stat
 import sys
+from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
+from traceback import format_exc
+
+#: the entry-point group of the ``fr bank`` actions implemented outside frcore (``name = "module:register"``)
+ACTION_ENTRY_POINT_GROUP = "frcore.bank.commands"
 
 
 class _Obj(dict):
@@ -214,7 +221,7 @@ def explanation_lines(e: dict) -> list[str]:
     ]
 
 
-def _write_out(path: str, text: str) -> None:
+def write_out(path: str, text: str) -> None:
     """Write ``text`` to ``path`` whole or not at all (a temporary file renamed into place; a
     device or pipe is written directly)."""
     p = Path(path)
@@ -336,66 +343,66 @@ def _prefixed(args, msg: str) -> str:
 
 
 def _run(args) -> int:
+    return _ACTIONS[args.command_bank](args)
+
+
+def _init(args) -> int:
+    from ._bank import EmbedderMismatch
+    from .search import DEFAULT_EMBEDDER, embedder_identity
     from .storage import Store
 
-    cmd = args.command_bank
-    if cmd == "bench":
-        from ._benchmark import run as bench
-
-        res = bench(tuple(int(x) for x in args.sizes.split(",")), embedding=not args.no_embedding, ann=args.ann)
-        if args.json:
-            _write_out(args.json, json.dumps(res, indent=1))
-        return 0
-    if cmd == "init":
-        from ._bank import EmbedderMismatch
-        from .search import DEFAULT_EMBEDDER, embedder_identity
-
-        asked = embedder_identity(args.embedder or DEFAULT_EMBEDDER)
-        p = Path(args.path)
-        existed = p.is_file() and p.stat().st_size > 0
-        with Store.open(args.path, create=True, embedder=asked) as store:
-            n = store.count()
-            recorded = store.recorded_embedder()
-        if existed and args.embedder and recorded is not None and recorded != asked:
-            raise EmbedderMismatch(
-                f"{args.path}: already an FR-Bank with embedder {recorded[0]!r} ({recorded[1]}-d); "
-                f"asked for {asked[0]!r} ({asked[1]}-d); unchanged"
-            )
-        shown = "" if recorded is None else f", embedder {recorded[0]} ({recorded[1]}-d)"
-        print(
-            f"{args.path}: already an FR-Bank ({n} edges{shown}); unchanged"
-            if existed
-            else f"initialised {args.path}{shown}"
+    asked = embedder_identity(args.embedder or DEFAULT_EMBEDDER)
+    p = Path(args.path)
+    existed = p.is_file() and p.stat().st_size > 0
+    with Store.open(args.path, create=True, embedder=asked) as store:
+        n = store.count()
+        recorded = store.recorded_embedder()
+    if existed and args.embedder and recorded is not None and recorded != asked:
+        raise EmbedderMismatch(
+            f"{args.path}: already an FR-Bank with embedder {recorded[0]!r} ({recorded[1]}-d); "
+            f"asked for {asked[0]!r} ({asked[1]}-d); unchanged"
         )
-        return 0
-    if cmd == "purge":
-        with Store.open(args.path, create=False) as store:
-            res = store.purge(timeout=args.wait)
-        print(json.dumps(res) if args.json else res["note"])
-        return 0 if res["purged"] else 1
-    if cmd == "export":
-        user = _user(args)
-        with Store.open(args.path, readonly=True) as store:
-            text = json.dumps(store.export(user=user), default=str, indent=1)
-        if args.out:
-            _write_out(args.out, text)
-            print(f"exported to {args.out}")
-        else:
-            _emit(text + "\n")
-        return 0
-    params = None
-    if cmd in ("query", "explain"):
-        from .._params_io import params_from_args
+    shown = "" if recorded is None else f", embedder {recorded[0]} ({recorded[1]}-d)"
+    print(
+        f"{args.path}: already an FR-Bank ({n} edges{shown}); unchanged"
+        if existed
+        else f"initialised {args.path}{shown}"
+    )
+    return 0
 
-        _check_k(args.k)
-        params = params_from_args(args)  # a bad parameter file or override fails before the bank opens
-    facts = labels = None
-    if cmd == "add":
-        facts, labels = load_facts(args.file)  # a bad file fails before the bank is opened
-    if cmd == "quarantine" and args.release is None and args.reason is not None:
+
+def _purge(args) -> int:
+    from .storage import Store
+
+    with Store.open(args.path, create=False) as store:
+        res = store.purge(timeout=args.wait)
+    print(json.dumps(res) if args.json else res["note"])
+    return 0 if res["purged"] else 1
+
+
+def _export(args) -> int:
+    from .storage import Store
+
+    user = _user(args)
+    with Store.open(args.path, readonly=True) as store:
+        text = json.dumps(store.export(user=user), default=str, indent=1)
+    if args.out:
+        write_out(args.out, text)
+        print(f"exported to {args.out}")
+    else:
+        _emit(text + "\n")
+    return 0
+
+
+def _quarantine(args) -> int:
+    """List the facts held in quarantine, or (``--release``) release one: no embedder needed, the
+    store records the release."""
+    from .storage import Store
+
+    if args.release is None and args.reason is not None:
         raise ValueError("--reason: only with --release ID (the reason a fact is released)")
-    if cmd == "quarantine" and args.release is not None:  # no embedder needed: the store records the release
-        user = _user(args)
+    user = _user(args)
+    if args.release is not None:
         with Store.open(args.path, create=False) as store:
             rec = store.release(args.release, reason=args.reason, user=user)
         if args.json:
@@ -407,84 +414,160 @@ def _run(args) -> int:
                 else f"released {args.release} from quarantine (the owner's decision, recorded at {rec['released_at']})"
             )
         return 0
-    if cmd == "quarantine":
-        user = _user(args)
-        with Store.open(args.path, readonly=True) as store:
-            held = store.quarantine(include_released=args.all, user=user)
-        if args.json:
-            print(json.dumps({"quarantined": held}))
-            return 0
-        print(f"{len(held)} fact(s) in quarantine" + (" or released" if args.all else ""))
-        for q in held:
-            rule = q["rule"] if q["rule"] is not None else "(no rule fires now)"
-            field = "" if q["field"] in (None, "text") else f" in {q['field']}"
-            released = "" if q["released_at"] is None else f"  [released {q['released_at']}]"
-            print(f"{q['id']}  slot={q['slot'] or '-'}  rule={rule}{field}{released}: {_excerpt(q['text'])}")
+    with Store.open(args.path, readonly=True) as store:
+        held = store.quarantine(include_released=args.all, user=user)
+    if args.json:
+        print(json.dumps({"quarantined": held}))
         return 0
-    if cmd in ("retract", "erase"):  # no embedder needed: the store does both
-        from ._bank import parse_time
+    print(f"{len(held)} fact(s) in quarantine" + (" or released" if args.all else ""))
+    for q in held:
+        rule = q["rule"] if q["rule"] is not None else "(no rule fires now)"
+        field = "" if q["field"] in (None, "text") else f" in {q['field']}"
+        released = "" if q["released_at"] is None else f"  [released {q['released_at']}]"
+        print(f"{q['id']}  slot={q['slot'] or '-'}  rule={rule}{field}{released}: {_excerpt(q['text'])}")
+    return 0
 
-        if args.json_id:
-            args.id = _json_id(args.id)
-        user = _user(args)
-        with Store.open(args.path, create=False) as store:
-            if cmd == "retract":
-                store.retract(args.id, at=parse_time(args.at, "--at"), reason=args.reason, user=user)
-                print(json.dumps({"retracted": args.id}) if args.json else f"retracted {_shown_id(args.id)}")
-                return 0
-            rec = store.erase(args.id, reason=args.reason, wait=args.wait, user=user)
-        if args.json:
-            print(json.dumps(rec, default=str))
-        else:
-            print(f"erased {_shown_id(args.id)}")
-            print(("" if rec["purged"] else "note: ") + rec["note"])
-        return 0
-    bank = _open(args, readonly=cmd in ("query", "explain"), params=params)
+
+def _fact_id(args) -> str:
+    """The id argument of ``retract`` / ``erase`` (decoded with ``--json-id``)."""
+    return _json_id(args.id) if args.json_id else args.id
+
+
+def _retract(args) -> int:
+    """Retract a fact: no embedder needed, the store does it."""
+    from ._bank import parse_time
+    from .storage import Store
+
+    args.id = _fact_id(args)
+    user = _user(args)
+    with Store.open(args.path, create=False) as store:
+        store.retract(args.id, at=parse_time(args.at, "--at"), reason=args.reason, user=user)
+        print(json.dumps({"retracted": args.id}) if args.json else f"retracted {_shown_id(args.id)}")
+    return 0
+
+
+def _erase(args) -> int:
+    """Erase a fact: no embedder needed, the store does it."""
+    from .storage import Store
+
+    args.id = _fact_id(args)
+    user = _user(args)
+    with Store.open(args.path, create=False) as store:
+        rec = store.erase(args.id, reason=args.reason, wait=args.wait, user=user)
+    if args.json:
+        print(json.dumps(rec, default=str))
+    else:
+        print(f"erased {_shown_id(args.id)}")
+        print(("" if rec["purged"] else "note: ") + rec["note"])
+    return 0
+
+
+def _add(args) -> int:
+    facts, labels = load_facts(args.file)  # a bad file fails before the bank is opened
+    bank = _open(args)
     try:
-        if cmd == "add":
-            added = bank.add(facts, where=labels)
-            out = {
-                "added": len(added),
-                "ids": list(added),
-                "unchanged": added.unchanged,
-                "quarantined": added.quarantined,
-            }
-            held = [q["id"] for q in added.quarantined]
-            note = f", {len(held)} quarantined: {', '.join(held[:5])}{', …' if len(held) > 5 else ''}" if held else ""
-            note += f"; {len(added.unchanged)} already stored, identical (skipped)" if added.unchanged else ""
-            if args.json:
-                print(json.dumps(out))
-            else:
-                print(f"added {len(added)} facts{note}")
-                for line in _quarantine_lines(added.quarantined):
-                    print(line)
-
-        elif cmd in ("query", "explain"):
-            # whatever lists score terms (explain, and query --json) carries their explanation
-            retrieve = bank.explain if (cmd == "explain" or args.json) else bank.query
-            res = retrieve(
-                args.text,
-                at=args.at,
-                k=args.k,
-                intent=args.intent,
-                known_at=args.known_at,
-                categories=args.categories.split(",") if args.categories else None,
-                params=params,
-            )
-            if args.json:
-                print(json.dumps(res.to_dict(), default=str))
-            else:
-                _print_result(res, full=(cmd == "explain"))
+        added = bank.add(facts, where=labels)
+        out = {"added": len(added), "ids": list(added), "unchanged": added.unchanged, "quarantined": added.quarantined}
+        held = [q["id"] for q in added.quarantined]
+        note = f", {len(held)} quarantined: {', '.join(held[:5])}{', …' if len(held) > 5 else ''}" if held else ""
+        note += f"; {len(added.unchanged)} already stored, identical (skipped)" if added.unchanged else ""
+        if args.json:
+            print(json.dumps(out))
+        else:
+            print(f"added {len(added)} facts{note}")
+            for line in _quarantine_lines(added.quarantined):
+                print(line)
     finally:
         bank.close()
     return 0
+
+
+def _query(args) -> int:
+    """``query`` and ``explain``: the bank opened read-only."""
+    from .._params_io import params_from_args
+
+    _check_k(args.k)
+    params = params_from_args(args)  # a bad parameter file or override fails before the bank opens
+    bank = _open(args, readonly=True, params=params)
+    try:
+        # whatever lists score terms (explain, and query --json) carries their explanation
+        retrieve = bank.explain if (args.command_bank == "explain" or args.json) else bank.query
+        res = retrieve(
+            args.text,
+            at=args.at,
+            k=args.k,
+            intent=args.intent,
+            known_at=args.known_at,
+            categories=args.categories.split(",") if args.categories else None,
+            params=params,
+        )
+        if args.json:
+            print(json.dumps(res.to_dict(), default=str))
+        else:
+            _print_result(res, full=(args.command_bank == "explain"))
+    finally:
+        bank.close()
+    return 0
+
+
+#: the actions of ``fr bank`` implemented here, by name (those declared elsewhere run their own ``func``)
+_ACTIONS = {
+    "init": _init,
+    "add": _add,
+    "retract": _retract,
+    "erase": _erase,
+    "purge": _purge,
+    "quarantine": _quarantine,
+    "query": _query,
+    "explain": _query,
+    "export": _export,
+}
+
+
+def declared_actions() -> list[EntryPoint]:
+    """The actions of ``fr bank`` declared in :data:`ACTION_ENTRY_POINT_GROUP`, sorted by name."""
+    return sorted(entry_points(group=ACTION_ENTRY_POINT_GROUP), key=lambda ep: ep.name)
+
+
+class _Actions(argparse._SubParsersAction):
+    """The actions of ``fr bank``. A declared one is listed by name (``fr bank --help``) and loaded
+    only when it is named, as ``fr`` loads a subcommand: its ``register(actions)`` then adds its
+    parser, whose ``func(args) -> int`` runs it. One that cannot be loaded is an error naming it,
+    with exit status :data:`frcore.cli.EXIT_UNAVAILABLE`."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.declared: dict[str, EntryPoint] = {}
+
+    def declare(self, ep: EntryPoint) -> None:
+        self.declared[ep.name] = ep
+        self.add_parser(ep.name, add_help=False, help=f"declared by {ep.value} (`fr bank {ep.name} --help`)")
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        ep = self.declared.pop(values[0], None)
+        if ep is not None:
+            self._load(parser, ep)
+        super().__call__(parser, namespace, values, option_string)
+
+    def _load(self, parser, ep: EntryPoint) -> None:
+        from ..cli import Unavailable, _report_unavailable
+
+        del self._name_parser_map[ep.name]  # the placeholder listed by fr bank --help
+        self._choices_actions = [a for a in self._choices_actions if a.dest != ep.name]
+        try:
+            ep.load()(self)
+            if ep.name not in self.choices:
+                raise RuntimeError(f"register() added no parser {ep.name!r}")
+        except Exception as e:  # as frcore.cli reports a subcommand that cannot be loaded
+            error = f"{type(e).__name__}: {e}"
+            parser.exit(_report_unavailable(Unavailable(f"bank {ep.name}", ep.value, error, format_exc(limit=-3))))
 
 
 def register(subparsers) -> None:
     from .._params_io import add_params_arguments
 
     p = subparsers.add_parser("bank", help="FR-Bank: a persistent lifecycle-aware memory store")
-    sub = p.add_subparsers(dest="command_bank", metavar="ACTION", required=True)
+    sub = p.add_subparsers(dest="command_bank", metavar="ACTION", required=True, action=_Actions)
 
     def common(sp, with_json=True, embedder=True, user=True):
         sp.add_argument("path", help="bank file (SQLite)")
@@ -558,15 +641,8 @@ def register(subparsers) -> None:
             "--intent", help="override: current, historical, change_history, upcoming, retraction_aware, broad"
         )
         sp.add_argument("--categories", help="override routing: comma-separated category names")
-    sp = sub.add_parser("bench", help="benchmark ingest, query latency and memory at several bank sizes (JSON)")
-    sp.add_argument("--sizes", default="1000,20000,100000")
-    sp.add_argument("--no-embedding", action="store_true", help="skip the MiniLM query-embedding timing")
-    sp.add_argument(
-        "--ann",
-        action="store_true",
-        help="with the approximate index (from 50,000 facts): ingest includes building it; adds ann_recall_at_10",
-    )
-    sp.add_argument("--json")
+    for ep in declared_actions():
+        sub.declare(ep)
     sp = sub.add_parser("export", help="export every edge, transition and audit record of one user as JSON")
     common(sp, with_json=False)
     sp.add_argument("--out")

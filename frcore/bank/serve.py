@@ -8,16 +8,18 @@ error (``isError``) whose text names the field, in the bank's own words
 (``at: not a date 'YYYY-MM-DD' or ISO datetime: 'soon'``, ``retract: edge_id 'x9': no such
 edge``). See docs/serve.md.
 
-The ``mcp`` SDK is imported only when the server is built (:func:`build_server`): importing
-:mod:`frcore.bank` never imports it.
+The ``mcp`` SDK (and pydantic, with the tools' models in :mod:`frcore.bank._serve_models`) is
+imported only when the server is built (:func:`build_server`): importing :mod:`frcore.bank` never
+imports it.
 """
 
 import datetime as _dt
 import hashlib
+import sqlite3
 import sys
 import threading
 from collections.abc import Mapping, Sequence
-from typing import Any, cast
+from typing import Annotated, Any, cast
 
 from .._params_io import add_params_arguments, params_from_args
 
@@ -332,188 +334,40 @@ def _iso(t: _dt.datetime) -> str:
 def build_server(memory: Memory, log_level: str = "WARNING"):
     """The :class:`mcp.server.mcpserver.MCPServer` exposing ``memory`` (imports the SDK); the
     server logs to stderr at ``log_level``."""
-    import sqlite3
-    from typing import Annotated, Literal
-
     from mcp.server.mcpserver import MCPServer
-    from mcp.server.mcpserver.exceptions import ToolError
-    from mcp.types import ToolAnnotations
-    from pydantic import BaseModel, ConfigDict, Field
-
-    from .._ontology import CATEGORY_NAMES
-    from .._types import INTENT_NAMES
-
-    limit = max_k()
-    Time = str | None
-
-    class Fact(BaseModel):
-        """One fact in the FR-Bank fact format (docs/formats.md#facts-fr-bank); other keys are ignored."""
-
-        model_config = ConfigDict(extra="ignore")
-        id: str = Field(description="unique edge id")
-        text: str = Field(description="the fact")
-        categories: dict[str, float] | None = Field(
-            None,
-            description="soft category weights {CATEGORY: weight} summing to 1; categories: "
-            + ", ".join(CATEGORY_NAMES),
-        )
-        said_at: str = Field(description="when it was said: YYYY-MM-DD or ISO-8601 datetime")
-        event_time: Time = Field(None, description="time of the event it is about (a trip, a deadline)")
-        slot: str | None = Field(None, description="slot key: facts sharing a slot are values of one attribute")
-        confidence: float | None = Field(
-            None, description="extractor confidence in [0, 1] (default 1); below 0.7 an update is a soft supersession"
-        )
-        numeric: bool | None = Field(None, description="carries a number, amount or date (default: detected)")
-        links: dict[str, str | list[str]] | None = Field(
-            None, description="typed links {kind: id or [ids]}, kinds supersedes, retracts, contradicts, tentative_for"
-        )
-        session: int | None = Field(None, description="conversation session number")
-        kind: Literal["fact", "turn"] | None = Field(None, description='"fact" (default) or "turn"')
-        speaker: str | None = Field(None, description="who said it")
-
-    class Turn(BaseModel):
-        """A raw conversation turn; the bank's router gives it its categories."""
-
-        model_config = ConfigDict(extra="ignore")
-        text: str = Field(description="the message")
-        speaker: str | None = Field("user", description="who said it (default user)")
-        at: Time = Field(None, description="when it was said (default now)")
-        id: str | None = Field(None, description="edge id (default: derived from at, speaker and text)")
-        session: int | None = Field(None, description="conversation session number")
-
-    class TurnStored(BaseModel):
-        id: str
-        categories: dict[str, float] = Field(description="the categories the router gave the turn")
-
-    class Quarantined(BaseModel):
-        model_config = ConfigDict(extra="ignore")
-        id: str
-        field: str | None = Field(None, description="the field whose text reads as an instruction")
-        rule: str | None = Field(None, description="the detector's rule that fired")
-        slot: str | None = Field(None, description="the slot the fact would update")
-
-    class Remembered(BaseModel):
-        added: list[str] = Field(description="ids stored by this call")
-        unchanged: list[str] = Field(description="ids already stored with identical content (skipped)")
-        quarantined: list[Quarantined] = Field(
-            description="facts stored in quarantine (text that reads as an instruction to a model): kept, never "
-            "retrieved until released"
-        )
-        turns: list[TurnStored]
-
-    class Hit(BaseModel):
-        id: str
-        text: str
-        state: str = Field(description="lifecycle state as of at: active, contested, superseded, expired, retracted")
-        score: float
-        terms: dict[str, float] = Field(description="every named score term")
-        stages: list[str] = Field(description="retrieval stages that found it (cosine, bm25, forced)")
-        why: dict[str, Any] | None = Field(
-            None,
-            description="the explanation of the score: sigma and its sources, activation, blend, and the "
-            "additive summands whose sum is total",
-        )
-
-    class ExplainedHit(Hit):
-        lines: list[str] = Field(default_factory=list, description="the explanation as text")
-
-    class Understood(BaseModel):
-        query: str
-        at: str = Field(description="the valid time of the query")
-        intent: str
-        intent_rule: str = Field(description="the rule that decided the intent (given, default, or a rule name)")
-        routing: dict[str, float] = Field(description="category routing weights")
-        n_candidates: int
-
-    class Recalled(Understood):
-        results: list[Hit]
-
-    class Explained(Understood):
-        n_distilled: int
-        candidate_ids: list[str] = Field(description="the scored candidate set")
-        results: list[ExplainedHit]
-
-    class Forgotten(BaseModel):
-        edge_id: str
-        retracted: bool
-        effective_at: str
-        reason: str
-
-    class Erased(BaseModel):
-        edge_id: str
-        id_hash: str | None = Field(None, description="salted SHA-256 of the id kept in the audit record")
-        erased_at: str
-        reason: str | None = None
-        purged: bool = Field(description="true when no erased byte remains in the database files")
-        note: str
-
-    class Retraction(BaseModel):
-        effective_at: str
-        reason: str | None = None
-
-    class SlotFact(BaseModel):
-        id: str
-        text: str
-        said_at: str
-        event_time: str | None = None
-        recorded_at: str | None = None
-        confidence: float
-        state: str = Field(description="lifecycle state as of at (quarantined, or not_yet_said when said after at)")
-        links: dict[str, list[str]]
-        retractions: list[Retraction]
-
-    class History(BaseModel):
-        slot: str
-        at: str
-        known_at: str | None = None
-        facts: list[SlotFact]
-
-    class Embedder(BaseModel):
-        name: str
-        dim: int
-
-    class Stats(BaseModel):
-        bank: str | None = None
-        facts: int
-        turns: int
-        slots: int
-        states: dict[str, int] = Field(description="edges per lifecycle state now")
-        quarantined: int
-        retractions: int
-        erasures: int
-        embedder: Embedder
-        owner: str | None = None
-        user: str | None = Field(None, description="the user whose memory this server serves (null: the bank's owner)")
-        schema_version: int
-        version: int
-
-    At = Annotated[Time, Field(description="valid time of the query: YYYY-MM-DD or ISO-8601 (default now)")]
-    KnownAt = Annotated[Time, Field(description="transaction-time cut: only what the bank had recorded by then")]
-    Intent = Annotated[
-        str | None,
-        Field(
-            description="override the inferred intent: " + ", ".join(INTENT_NAMES) + " (historical and change_history "
-            "also return superseded values)",
-            json_schema_extra={"enum": [*INTENT_NAMES, None]},
-        ),
-    ]
-    K = Annotated[
-        int, Field(description=f"number of results, 1 to {limit}", json_schema_extra={"minimum": 1, "maximum": limit})
-    ]
-    Cats = Annotated[list[str] | None, Field(description="override routing: category names")]
-
-    def call(fn, *args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except (ValueError, FileNotFoundError) as e:  # FactError, StoreError, TimeParseError, ParamsError
-            raise ToolError(str(e)) from e
-        except sqlite3.Error as e:
-            raise ToolError(f"bank: SQLite: {e}") from e
 
     server = MCPServer("fr-bank", instructions=INSTRUCTIONS, log_level=cast(Any, log_level))
-    read_only = ToolAnnotations(
-        read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
-    )
+    _add_remember(server, memory)
+    _add_queries(server, memory)
+    _add_removals(server, memory)
+    _add_inspection(server, memory)
+    return server
+
+
+def _call(fn, *args, **kwargs):
+    """``fn(*args, **kwargs)``; a refused call is a :class:`ToolError` (an MCP tool error) in the bank's words."""
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    try:
+        return fn(*args, **kwargs)
+    except (ValueError, FileNotFoundError) as e:  # FactError, StoreError, TimeParseError, ParamsError
+        raise ToolError(str(e)) from e
+    except sqlite3.Error as e:
+        raise ToolError(f"bank: SQLite: {e}") from e
+
+
+def _read_only():
+    from mcp.types import ToolAnnotations
+
+    return ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+
+
+def _add_remember(server, memory: Memory) -> None:
+    """The tool ``remember``."""
+    from mcp.types import ToolAnnotations
+    from pydantic import Field
+
+    from ._serve_models import Fact, Remembered, Turn
 
     @server.tool(
         annotations=ToolAnnotations(
@@ -528,14 +382,26 @@ def build_server(memory: Memory, log_level: str = "WARNING"):
         one all-or-nothing batch. A turn's categories come from the bank's router. Remembering identical items
         again is a no-op."""
         return Remembered(
-            **call(
+            **_call(
                 memory.remember,
                 [f.model_dump(exclude_unset=True) for f in facts or ()],
                 [t.model_dump(exclude_unset=True) for t in turns or ()],
             )
         )
 
-    @server.tool(annotations=read_only)
+
+def _add_queries(server, memory: Memory) -> None:
+    """The tools ``recall`` and ``explain``; ``k`` is at most :func:`max_k`."""
+    from pydantic import Field
+
+    from ._serve_models import At, Cats, Explained, Intent, KnownAt, Recalled
+
+    limit = max_k()
+    K = Annotated[
+        int, Field(description=f"number of results, 1 to {limit}", json_schema_extra={"minimum": 1, "maximum": limit})
+    ]
+
+    @server.tool(annotations=_read_only())
     def recall(
         text: Annotated[str, Field(description="what to recall, in natural language")],
         at: At = None,
@@ -547,10 +413,10 @@ def build_server(memory: Memory, log_level: str = "WARNING"):
         """Retrieve the memories that answer `text` as of `at`, ranked by the lifecycle score, each with its
         lifecycle state, score, score terms and why (the explanation of its score)."""
         return Recalled(
-            **call(memory.recall, text, at=at, known_at=known_at, intent=intent, k=k, categories=categories)
+            **_call(memory.recall, text, at=at, known_at=known_at, intent=intent, k=k, categories=categories)
         )
 
-    @server.tool(annotations=read_only)
+    @server.tool(annotations=_read_only())
     def explain(
         text: Annotated[str, Field(description="the query")],
         at: At = None,
@@ -562,8 +428,16 @@ def build_server(memory: Memory, log_level: str = "WARNING"):
         """One query's full explanation: query understanding (intent and its rule, routing), the scored
         candidate set, and for each result every score term, the sigma sources, activation and blend."""
         return Explained(
-            **call(memory.explain, text, at=at, known_at=known_at, intent=intent, k=k, categories=categories)
+            **_call(memory.explain, text, at=at, known_at=known_at, intent=intent, k=k, categories=categories)
         )
+
+
+def _add_removals(server, memory: Memory) -> None:
+    """The tools ``forget`` (retract) and ``erase``."""
+    from mcp.types import ToolAnnotations
+    from pydantic import Field
+
+    from ._serve_models import Erased, Forgotten, Time
 
     @server.tool(
         annotations=ToolAnnotations(
@@ -577,7 +451,7 @@ def build_server(memory: Memory, log_level: str = "WARNING"):
     ) -> Forgotten:
         """Retract a fact: from `at` on it is masked from recall (state retracted), and it stays stored for audit
         and history."""
-        return Forgotten(**call(memory.forget, edge_id, reason, at=at))
+        return Forgotten(**_call(memory.forget, edge_id, reason, at=at))
 
     @server.tool(
         annotations=ToolAnnotations(
@@ -590,29 +464,34 @@ def build_server(memory: Memory, log_level: str = "WARNING"):
     ) -> Erased:
         """Erase a fact physically (text, vector, the id everywhere); an audit record with a salted hash of the id
         remains. Reports whether the purge of the database files finished."""
-        return Erased(**call(memory.erase, edge_id, reason=reason))
+        return Erased(**_call(memory.erase, edge_id, reason=reason))
 
-    @server.tool(annotations=read_only)
+
+def _add_inspection(server, memory: Memory) -> None:
+    """The tools ``history`` and ``stats``, and the resource :data:`STATS_URI`."""
+    from pydantic import Field
+
+    from ._serve_models import At, History, KnownAt, Stats
+
+    @server.tool(annotations=_read_only())
     def history(
         slot: Annotated[str, Field(description="the slot key")], at: At = None, known_at: KnownAt = None
     ) -> History:
         """Every fact stored under one slot, in the order it was said, with its lifecycle state as of `at` and
         its retractions: how one attribute changed over time."""
-        return History(**call(memory.history, slot, at=at, known_at=known_at))
+        return History(**_call(memory.history, slot, at=at, known_at=known_at))
 
-    @server.tool(annotations=read_only)
+    @server.tool(annotations=_read_only())
     def stats() -> Stats:
         """What the bank holds (the resource frbank://stats): facts, turns, slots, lifecycle states now,
         quarantined edges, retractions, erasures, embedder and schema version."""
-        return Stats(**call(memory.stats))
+        return Stats(**_call(memory.stats))
 
     @server.resource(
         STATS_URI, name="stats", description="FR-Bank statistics (as the stats tool)", mime_type="application/json"
     )
     def stats_resource() -> str:
-        return Stats(**call(memory.stats)).model_dump_json()
-
-    return server
+        return Stats(**_call(memory.stats)).model_dump_json()
 
 
 # ----------------------------------------------------------------------------- the command

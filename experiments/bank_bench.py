@@ -1,4 +1,7 @@
-"""FR-Bank performance benchmark (written to JSON, never asserted in tests).
+"""``fr bank bench``: the FR-Bank performance benchmark (written to JSON, never asserted in tests).
+
+An action of ``fr bank`` declared in the entry-point group ``frcore.bank.commands``, so that
+frcore never imports experiments/.
 
 For banks of n facts (default 1k / 20k / 100k; ``--sizes``), with the hashing embedder at 384
 dimensions:
@@ -81,8 +84,8 @@ def _rss_parts_mb() -> dict:
 def build_bank(path: str, n: int, dim: int = 384, batch: int = 5000, ann: bool = False) -> dict:
     """Create the n-fact bank at ``path`` (hash-{dim} embedder) in this process: ingest figures
     (``ann``: the approximate index built and extended as the bank grows, its time included)."""
-    from ._bank import Bank
-    from .storage import synthetic_facts
+    from frcore.bank import Bank
+    from frcore.bank.storage import synthetic_facts
 
     facts = synthetic_facts(n, seed=0)
     with Bank.open(path, embedder=f"hash-{dim}", ann=ann) as bank:
@@ -97,8 +100,8 @@ def build_bank(path: str, n: int, dim: int = 384, batch: int = 5000, ann: bool =
 
 def query_bank(path: str, repeats: int = 200, ann: bool = False) -> dict:
     """Open the bank at ``path`` in this (fresh) process and time the first and later queries."""
-    from .._runtime import cpu_dispatch_mode
-    from ._bank import Bank
+    from frcore import cpu_dispatch_mode
+    from frcore.bank import Bank
 
     t = time.perf_counter()
     bank = Bank.open(path, readonly=True, ann=ann)
@@ -148,7 +151,7 @@ def ann_recall(path: str, count: int = 100) -> dict:
     - ``ann_results_equal``: the share of those queries whose FR-full results (ids and scores)
       are the same with the approximate index as with the exact cosine.
     """
-    from ._bank import Bank
+    from frcore.bank import Bank
 
     approx = Bank.open(path, readonly=True, ann=True)
     exact = Bank.open(path, readonly=True)
@@ -204,11 +207,12 @@ def measure_size(n: int, repeats: int = 200, dim: int = 384, tmp: str | None = N
 
 
 def _child(call: str) -> dict:
-    """Run ``frcore.bank._benchmark.<call>`` in a fresh interpreter set up as ``fr`` is."""
+    """Run ``experiments.bank_bench.<call>`` in a fresh interpreter set up as ``fr`` is."""
     code = (
         "import time; t0 = time.perf_counter(); "
         "import json, frcore; frcore.prefer_sync_cpu_dispatch(); frcore.enable_compilation_cache(); "
-        "from frcore.bank._benchmark import ann_recall, build_bank, query_bank; import_s = time.perf_counter() - t0; "
+        "import frcore.bank; from experiments.bank_bench import ann_recall, build_bank, query_bank; "
+        "import_s = time.perf_counter() - t0; "
         f"print(json.dumps({call} | {{'import_s': import_s}}))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=7200)
@@ -238,7 +242,7 @@ def cli_query_wall_s(n: int = 1000, runs: int = 5, tmp: str | None = None) -> di
 
 
 def query_embedding_ms(repeats: int = 30) -> dict:
-    from .search import get_embedder
+    from frcore.bank import get_embedder
 
     emb = get_embedder("minilm")
     emb.embed([QUERIES[0]])
@@ -247,7 +251,7 @@ def query_embedding_ms(repeats: int = 30) -> dict:
         t = time.perf_counter()
         emb.embed([QUERIES[r % len(QUERIES)]])
         ts.append(time.perf_counter() - t)
-    from .search import benchmark_throughput
+    from frcore.bank.search import benchmark_throughput
 
     return {
         "minilm_query_embedding_median_ms": float(np.median(ts) * 1e3),
@@ -306,3 +310,26 @@ def run(sizes=(1000, 20000, 100000), embedding: bool = True, log=print, ann: boo
             f"{e['throughput']['sentences_per_s']:.0f} sentences/s (target ≥ {e['throughput_target_sentences_per_s']})"
         )
     return res
+
+
+def register(actions) -> None:
+    """Add ``bench`` to the actions of ``fr bank`` (:mod:`frcore.bank.cli`)."""
+    sp = actions.add_parser("bench", help="benchmark ingest, query latency and memory at several bank sizes (JSON)")
+    sp.add_argument("--sizes", default="1000,20000,100000")
+    sp.add_argument("--no-embedding", action="store_true", help="skip the MiniLM query-embedding timing")
+    sp.add_argument(
+        "--ann",
+        action="store_true",
+        help="with the approximate index (from 50,000 facts): ingest includes building it; adds ann_recall_at_10",
+    )
+    sp.add_argument("--json")
+    sp.set_defaults(func=_command)
+
+
+def _command(args) -> int:
+    from frcore.bank.cli import write_out
+
+    res = run(tuple(int(x) for x in args.sizes.split(",")), embedding=not args.no_embedding, ann=args.ann)
+    if args.json:
+        write_out(args.json, json.dumps(res, indent=1))
+    return 0

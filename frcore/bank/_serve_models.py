@@ -1,0 +1,184 @@
+"""The typed inputs and outputs of ``fr serve``'s MCP tools (pydantic models: their JSON schemas
+are the tools' input and output schemas).
+
+Imported only when the server is built (:func:`frcore.bank.serve.build_server`), with pydantic.
+"""
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .._ontology import CATEGORY_NAMES
+from .._types import INTENT_NAMES
+
+Time = str | None
+
+
+class Fact(BaseModel):
+    """One fact in the FR-Bank fact format (docs/formats.md#facts-fr-bank); other keys are ignored."""
+
+    model_config = ConfigDict(extra="ignore")
+    id: str = Field(description="unique edge id")
+    text: str = Field(description="the fact")
+    categories: dict[str, float] | None = Field(
+        None,
+        description="soft category weights {CATEGORY: weight} summing to 1; categories: " + ", ".join(CATEGORY_NAMES),
+    )
+    said_at: str = Field(description="when it was said: YYYY-MM-DD or ISO-8601 datetime")
+    event_time: Time = Field(None, description="time of the event it is about (a trip, a deadline)")
+    slot: str | None = Field(None, description="slot key: facts sharing a slot are values of one attribute")
+    confidence: float | None = Field(
+        None, description="extractor confidence in [0, 1] (default 1); below 0.7 an update is a soft supersession"
+    )
+    numeric: bool | None = Field(None, description="carries a number, amount or date (default: detected)")
+    links: dict[str, str | list[str]] | None = Field(
+        None, description="typed links {kind: id or [ids]}, kinds supersedes, retracts, contradicts, tentative_for"
+    )
+    session: int | None = Field(None, description="conversation session number")
+    kind: Literal["fact", "turn"] | None = Field(None, description='"fact" (default) or "turn"')
+    speaker: str | None = Field(None, description="who said it")
+
+
+class Turn(BaseModel):
+    """A raw conversation turn; the bank's router gives it its categories."""
+
+    model_config = ConfigDict(extra="ignore")
+    text: str = Field(description="the message")
+    speaker: str | None = Field("user", description="who said it (default user)")
+    at: Time = Field(None, description="when it was said (default now)")
+    id: str | None = Field(None, description="edge id (default: derived from at, speaker and text)")
+    session: int | None = Field(None, description="conversation session number")
+
+
+class TurnStored(BaseModel):
+    id: str
+    categories: dict[str, float] = Field(description="the categories the router gave the turn")
+
+
+class Quarantined(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    id: str
+    field: str | None = Field(None, description="the field whose text reads as an instruction")
+    rule: str | None = Field(None, description="the detector's rule that fired")
+    slot: str | None = Field(None, description="the slot the fact would update")
+
+
+class Remembered(BaseModel):
+    added: list[str] = Field(description="ids stored by this call")
+    unchanged: list[str] = Field(description="ids already stored with identical content (skipped)")
+    quarantined: list[Quarantined] = Field(
+        description="facts stored in quarantine (text that reads as an instruction to a model): kept, never "
+        "retrieved until released"
+    )
+    turns: list[TurnStored]
+
+
+class Hit(BaseModel):
+    id: str
+    text: str
+    state: str = Field(description="lifecycle state as of at: active, contested, superseded, expired, retracted")
+    score: float
+    terms: dict[str, float] = Field(description="every named score term")
+    stages: list[str] = Field(description="retrieval stages that found it (cosine, bm25, forced)")
+    why: dict[str, Any] | None = Field(
+        None,
+        description="the explanation of the score: sigma and its sources, activation, blend, and the "
+        "additive summands whose sum is total",
+    )
+
+
+class ExplainedHit(Hit):
+    lines: list[str] = Field(default_factory=list, description="the explanation as text")
+
+
+class Understood(BaseModel):
+    query: str
+    at: str = Field(description="the valid time of the query")
+    intent: str
+    intent_rule: str = Field(description="the rule that decided the intent (given, default, or a rule name)")
+    routing: dict[str, float] = Field(description="category routing weights")
+    n_candidates: int
+
+
+class Recalled(Understood):
+    results: list[Hit]
+
+
+class Explained(Understood):
+    n_distilled: int
+    candidate_ids: list[str] = Field(description="the scored candidate set")
+    results: list[ExplainedHit]
+
+
+class Forgotten(BaseModel):
+    edge_id: str
+    retracted: bool
+    effective_at: str
+    reason: str
+
+
+class Erased(BaseModel):
+    edge_id: str
+    id_hash: str | None = Field(None, description="salted SHA-256 of the id kept in the audit record")
+    erased_at: str
+    reason: str | None = None
+    purged: bool = Field(description="true when no erased byte remains in the database files")
+    note: str
+
+
+class Retraction(BaseModel):
+    effective_at: str
+    reason: str | None = None
+
+
+class SlotFact(BaseModel):
+    id: str
+    text: str
+    said_at: str
+    event_time: str | None = None
+    recorded_at: str | None = None
+    confidence: float
+    state: str = Field(description="lifecycle state as of at (quarantined, or not_yet_said when said after at)")
+    links: dict[str, list[str]]
+    retractions: list[Retraction]
+
+
+class History(BaseModel):
+    slot: str
+    at: str
+    known_at: str | None = None
+    facts: list[SlotFact]
+
+
+class Embedder(BaseModel):
+    name: str
+    dim: int
+
+
+class Stats(BaseModel):
+    bank: str | None = None
+    facts: int
+    turns: int
+    slots: int
+    states: dict[str, int] = Field(description="edges per lifecycle state now")
+    quarantined: int
+    retractions: int
+    erasures: int
+    embedder: Embedder
+    owner: str | None = None
+    user: str | None = Field(None, description="the user whose memory this server serves (null: the bank's owner)")
+    schema_version: int
+    version: int
+
+
+At = Annotated[Time, Field(description="valid time of the query: YYYY-MM-DD or ISO-8601 (default now)")]
+KnownAt = Annotated[Time, Field(description="transaction-time cut: only what the bank had recorded by then")]
+Intent = Annotated[
+    str | None,
+    Field(
+        description="override the inferred intent: " + ", ".join(INTENT_NAMES) + " (historical and change_history "
+        "also return superseded values)",
+        json_schema_extra={"enum": [*INTENT_NAMES, None]},
+    ),
+]
+Cats = Annotated[list[str] | None, Field(description="override routing: category names")]
