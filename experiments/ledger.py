@@ -157,7 +157,7 @@ def bench_regime(
     """State of the score over a system's top-10 items (needs the records' score terms): share of
     items with activation < 0.01, σ = (1 − γ)·linked cosine + γ·BM25 quantiles, and the share of
     items on which the semantic floor (σ ≥ 0.95) and numeric rescue (σ ≥ 0.85) can fire."""
-    from frcore.bank import PipelineConfig
+    from frcore.bank import PipelineConfig, hybrid_sigma
 
     g = PipelineConfig().hybrid_weight
     act, sig = [], []
@@ -166,7 +166,7 @@ def bench_regime(
             continue
         for t in q["terms"]:
             act.append(t["activation"])
-            sig.append((1 - g) * t["sim_linked"] + g * t["sim_bm25"])
+            sig.append(hybrid_sigma(t["sim_linked"], t["sim_bm25"], g))
     if not sig:
         return {"items": 0, "note": "no score terms in the records (run without --no-terms / --quick)"}
     a, s = np.asarray(act), np.asarray(sig)

@@ -88,12 +88,12 @@ class BowEmbedder:
 
 
 def random_snapshot(rng: np.random.Generator, n: int, *, numeric: float = 0.1, dead: float = 0.0) -> dict:
-    """Keyword arguments of a random :class:`frcore.bank.pipeline._pipeline.Prepared` of ``n`` rows: half
+    """Keyword arguments of a random :class:`frcore.bank.pipeline.Prepared` of ``n`` rows: half
     of them in slots (about four rows a slot, so later rows relate to earlier ones), a third with
     an event time, every lifecycle state, ``numeric`` the share of numeric rows and ``dead`` the
     share of ineligible ones; valid time 1,000 h."""
     from frcore._types import State
-    from frcore.bank.pipeline._pipeline import related_pairs
+    from frcore.bank.pipeline import related_pairs
 
     slots = [None if rng.random() < 0.5 else f"s{rng.integers(0, max(1, n // 4))}" for _ in range(n)]
     said = rng.uniform(0, 1000, n).round()

@@ -14,7 +14,8 @@ from frcore import State
 from frcore._packed import pack_candidates, pack_query, unpack_candidates_host, unpack_query_host
 from frcore._validate import bucket_size, make_candidates, make_query
 from frcore.bank import Bank, PipelineConfig
-from frcore.bank.pipeline._pipeline import Prepared, kernel_inputs, related_pairs
+from frcore.bank.pipeline import Prepared, related_pairs
+from frcore.bank.pipeline._prepare import kernel_inputs
 from frcore.bank.search._lexical import LexicalIndex, _tokenize, _tokenize_one, tokenize_many
 from frcore.bank.storage._synthetic import synthetic_facts
 
@@ -372,7 +373,7 @@ def test_intent_prefilter_equals_the_rule_loop(parts):
 def test_top_equals_a_full_sort(data):
     """_top (partial selection, ties filled in row order) = the first ``count`` of a full
     stable sort by (−value, row), for pools with many ties, zeros of both signs and subsets."""
-    from frcore.bank.pipeline._pipeline import _top
+    from frcore.bank.pipeline._select import _top
 
     n = data.draw(st.integers(1, 300))
     count = data.draw(st.integers(1, 40))
@@ -406,7 +407,7 @@ def test_top_of_a_large_pool_equals_a_full_sort(seed, n, count, kind, subset):
     stable sort by (−value, row) — with distinct values, few distinct ones (ties at the cut),
     mostly zeros (the cut at 0: the full selection), NaNs among them, sorted values, and the
     high values all in the sample (its cut above the count-th largest: the full selection)."""
-    from frcore.bank.pipeline._pipeline import _top
+    from frcore.bank.pipeline._select import _top
 
     rng = np.random.default_rng(seed)
     if kind == "distinct":
@@ -438,7 +439,7 @@ def test_retrieve_float32_cosines_equal_float64(data):
     """retrieve selects over float32 cosines in float32 (σ in float64 from the selected rows):
     the results are those of the same cosines given as float64, ties and propagation included."""
     from frcore import default_params
-    from frcore.bank.pipeline._pipeline import retrieve
+    from frcore.bank.pipeline import retrieve
 
     n = data.draw(st.integers(1, 200))
     rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))

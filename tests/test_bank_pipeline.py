@@ -13,7 +13,7 @@ from frcore import State
 from frcore._types import score_summands
 from frcore.bank import Bank, PipelineConfig, infer_intent
 from frcore.bank._bank import neutralize, owner_pattern
-from frcore.bank.pipeline._pipeline import clock_ages, overwrite_keep
+from frcore.bank.pipeline._prepare import clock_ages, overwrite_keep
 from frcore.bank.pipeline._query import Router, routing_from_categories
 
 FACTS = [
@@ -237,7 +237,7 @@ def test_cli_end_to_end(tmp_path):
 
 
 def test_related_pairs_from_links_and_slots():
-    from frcore.bank.pipeline._pipeline import related_pairs
+    from frcore.bank.pipeline import related_pairs
 
     slots = ["phone", None, "phone", None]
     said = np.array([0.0, 1.0, 5.0, 6.0])
@@ -296,7 +296,7 @@ def test_distillation_mask_agrees_with_the_kernel_mask(config):
     import itertools
 
     import frcore
-    from frcore.bank.pipeline._pipeline import admitted
+    from frcore.bank.pipeline._prepare import admitted
 
     combos = list(
         itertools.product(range(len(frcore.State)), range(len(frcore.Intent)), (False, True), (np.nan, -5.0, 5.0))
@@ -332,7 +332,7 @@ def test_distillation_uses_the_kernels_compatibility_rule(monkeypatch):
     ``current``) reaches the distillation mask."""
     import frcore
     import frcore._scoring as scoring
-    from frcore.bank.pipeline._pipeline import admitted
+    from frcore.bank.pipeline._prepare import admitted
 
     state = np.array([frcore.State.ACTIVE, frcore.State.SUPERSEDED, frcore.State.RETRACTED])
     args = (state, np.zeros(3, bool), np.full(3, np.nan), int(frcore.Intent.CURRENT), frcore.ScoreConfig())

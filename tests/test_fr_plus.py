@@ -13,7 +13,8 @@ from hypothesis import given, settings, strategies as st
 
 from frcore import CATEGORY_NAMES, default_params, make_candidates, make_query, score_candidates
 from frcore.bank import PipelineConfig
-from frcore.bank.pipeline._pipeline import Prepared, activation_floor_ages, relative_floor_params, retrieve
+from frcore.bank.pipeline import Prepared, retrieve
+from frcore.bank.pipeline._prepare import activation_floor_ages, relative_floor_params
 from frcore.bench._systems import DEFAULT_SYSTEMS, PLUS_SYSTEMS, SYSTEMS, resolve_systems
 
 C = len(CATEGORY_NAMES)

@@ -16,8 +16,8 @@ from hypothesis import given, settings, strategies as st
 from frcore import default_params
 from frcore._packed import ROW_START
 from frcore.bank import Bank, PipelineConfig
-from frcore.bank.pipeline import _pipeline
-from frcore.bank.pipeline._pipeline import Prepared, retrieve
+from frcore.bank.pipeline import Prepared, _stages, retrieve
+from frcore.bank.pipeline._sigma import scale_sigma_max
 from frcore.bench._systems import DEFAULT_SYSTEMS, SYSTEMS, resolve_systems
 
 SIM, VALID = ROW_START["sim"], ROW_START["valid"]
@@ -86,13 +86,13 @@ QUERIES = [
 def _sigma_seen():
     """Record the σ that :func:`retrieve` hands to the kernel inputs."""
     seen: list[np.ndarray] = []
-    real = _pipeline.kernel_inputs
+    real = _stages.kernel_inputs
 
     def spy(prep, cand, sim, *args, **kwargs):
         seen.append(np.array(sim, dtype=np.float64, copy=True))
         return real(prep, cand, sim, *args, **kwargs)
 
-    with mock.patch.object(_pipeline, "kernel_inputs", spy):
+    with mock.patch.object(_stages, "kernel_inputs", spy):
         yield seen
 
 
@@ -155,10 +155,10 @@ def test_max_scale_divides_sigma_by_its_maximum(data):
 
 def test_all_zero_sigma_stays_zero():
     s = np.zeros(7)
-    out = _pipeline.scale_sigma_max(s)
+    out = scale_sigma_max(s)
     np.testing.assert_array_equal(out, s)
-    assert _pipeline.scale_sigma_max(np.zeros(0)).size == 0
-    np.testing.assert_array_equal(_pipeline.scale_sigma_max(np.array([0.2, 0.5, 0.0])), np.array([0.4, 1.0, 0.0]))
+    assert scale_sigma_max(np.zeros(0)).size == 0
+    np.testing.assert_array_equal(scale_sigma_max(np.array([0.2, 0.5, 0.0])), np.array([0.4, 1.0, 0.0]))
 
 
 @pytest.fixture(scope="module")

@@ -21,6 +21,7 @@ from .pipeline import (
     INTENT_RULES as INTENT_RULES,
     PipelineConfig as PipelineConfig,
     Router as Router,
+    hybrid_sigma as hybrid_sigma,
     infer_intent as infer_intent,
     retrieve as retrieve,
     scale_sigma_max as scale_sigma_max,
@@ -52,7 +53,8 @@ __all__ = [
     "EmbedderMismatch",
     # the approximate nearest-neighbour index's settings (Bank.open(..., ann=AnnConfig(...)))
     "AnnConfig",
-    # the σ-scale rule of PipelineConfig(sigma_scale="max")
+    # σ: the hybrid of cosine and BM25, and the σ-scale rule of PipelineConfig(sigma_scale="max")
+    "hybrid_sigma",
     "scale_sigma_max",
     # the prompt-injection detector behind quarantine
     "Detection",

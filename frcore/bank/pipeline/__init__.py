@@ -1,17 +1,15 @@
 """Retrieval: query understanding (intents, routing) and the eight-stage pipeline.
 
-What the rest of FR-Bank uses of this layer is imported from here; its modules are its own.
+Modules: ``_query`` (intents, routing), ``_config`` (:class:`PipelineConfig`, the results),
+``_sigma`` (the hybrid σ and its scale), ``_prepare`` (per-snapshot arrays, kernel inputs),
+``_select`` (top rows), ``_partial`` (a partially known cosine), ``_stages`` (the eight stages)
+and ``_retrieve`` (:func:`retrieve`, the stages in order). What the rest of FR-Bank uses of this
+layer is imported from here; its modules are its own.
 """
 
-from ._pipeline import (
-    PartialCosine as PartialCosine,
-    PipelineConfig as PipelineConfig,
-    Prepared as Prepared,
-    Retrieval as Retrieval,
-    related_pairs as related_pairs,
-    retrieve as retrieve,
-    scale_sigma_max as scale_sigma_max,
-)
+from ._config import PipelineConfig as PipelineConfig, Retrieval as Retrieval
+from ._partial import PartialCosine as PartialCosine
+from ._prepare import Prepared as Prepared, related_pairs as related_pairs
 from ._query import (
     INTENT_RULES as INTENT_RULES,
     Router as Router,
@@ -19,6 +17,8 @@ from ._query import (
     infer_intent as infer_intent,
     routing_from_categories as routing_from_categories,
 )
+from ._retrieve import retrieve as retrieve
+from ._sigma import hybrid_sigma as hybrid_sigma, scale_sigma_max as scale_sigma_max
 
 __all__ = [
     "INTENT_RULES",
@@ -28,6 +28,7 @@ __all__ = [
     "Retrieval",
     "Router",
     "check_intent",
+    "hybrid_sigma",
     "infer_intent",
     "related_pairs",
     "retrieve",

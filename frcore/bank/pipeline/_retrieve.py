@@ -1,0 +1,115 @@
+"""FR-Bank's eight-stage retrieval pipeline (SPEC §4, the paper's appendix Z): :func:`retrieve`.
+
+1. cosine candidates, 2. BM25 candidates, 3. category-forced candidates (up to 20 edges from the
+query's top routed category), 4. dedup, 5. staleness-aware distillation to the top 20,
+6. lifecycle filters, 7. blended log-score (frcore), 8. top-10.
+
+The pipeline is a pure function of a snapshot's arrays, the query's embedding and BM25 scores,
+its routing and intent, and a :class:`PipelineConfig`. Every baseline and ablation of the
+benchmark is a configuration of this one function (``ranker`` picks the final ordering; the
+stages can be switched off), never a copy.
+
+Our choices where the paper is silent (documented, not the paper's):
+
+- σ fed to the score is the hybrid (1 − γ)·cos + γ·bm25/max(bm25)
+  (:func:`~frcore.bank.pipeline.hybrid_sigma`) with γ = ``hybrid_weight`` = 0.3, the value set
+  before any measurement; cosine is clipped to [0, 1]. It is a trade-off, not an
+  optimum: on LifecycleBench's development split γ = 0 scores higher, on LoCoMo γ = 0 drops
+  FR-full 3.6 pp below flat cosine (README, "Design choices", for the numbers and commands). We keep
+  the one configuration that holds up on both rather than tune per benchmark.
+- Distillation (an LLM call in the paper) is deterministic here: candidates whose lifecycle state
+  the intent does not admit go last, then by hybrid σ; the first ``n_distill`` are kept.
+- Lifecycle-linked similarity: an edge inherits ``propagation`` x the cosine of an edge it
+  supersedes, contradicts, retracts or is tentative for, or of an earlier edge in its slot, when
+  that is higher than its own (:class:`~frcore.bank.pipeline._stages.Similarities`).
+- Ages on the three clocks: absolute, inter-session and conversational
+  (:func:`~frcore.bank.pipeline._prepare.clock_ages`).
+
+Rules beyond the paper (off by default; the system ``fr-plus`` turns them on, docs/fr-plus.md):
+``turn_age`` ages unextracted turns as the bank's oldest typed fact and ``turn_share`` gives them
+the smallest similarity share 1 − α a typed fact can have, ``floor_reference`` reads
+the semantic floor's threshold relative to the query's best σ, ``stable_activation_floor`` keeps
+the activation of a typed fact in a category that does not expire at an event at or above F_c.
+They change what the kernel is given (ages, σ of turns, the floor threshold), never the score's
+formula.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ... import _types as T
+from ..._params import LifecycleParams
+from ._config import PipelineConfig, Retrieval, Retrieved
+from ._partial import PartialCosine
+from ._prepare import Prepared
+from ._select import _top
+from ._stages import (
+    Similarities,
+    blended_log_score,
+    bm25_candidates,
+    cosine_candidates,
+    dedup,
+    distill,
+    forced_candidates,
+    lifecycle_filters,
+    top_k,
+)
+
+
+def retrieve(
+    prep: Prepared,
+    *,
+    cosine: np.ndarray | PartialCosine,
+    bm25: np.ndarray,
+    routing: np.ndarray,
+    intent: str | int,
+    params: LifecycleParams,
+    config: PipelineConfig,
+) -> Retrieval:
+    """Run the eight stages over one bank snapshot for one query.
+
+    ``prep`` carries the snapshot's per-edge arrays as of one valid time (:class:`Prepared`,
+    built once per snapshot and shared by its queries); ``cosine`` and ``bm25`` are the query's
+    similarities to every row (``cosine`` may be a :class:`PartialCosine`: known on some rows,
+    computed for others as needed). Returns up to ``config.k`` results.
+    """
+    intent_i = T.intent_index(intent)
+    state, alive, alive_idx = prep.variant(config.untyped_expiry, config.overwrite)
+    sims = Similarities(prep, cosine, bm25, alive, alive_idx, config)
+    if config.ranker in ("cosine", "bm25"):
+        return flat_ranking(sims, alive_idx, config)
+    n_forced = config.n_forced if config.score.routing else 0  # the forced stage follows the routing
+    candidates = (
+        ("cosine", cosine_candidates(sims, alive, alive_idx, config.n_cosine)),  # 1
+        ("bm25", bm25_candidates(sims, alive, alive_idx, config.n_bm25)),  # 2
+        ("forced", forced_candidates(prep, sims, routing, alive, alive_idx, n_forced)),  # 3
+    )
+    found = [(stage, rows) for stage, rows in candidates if rows is not None]
+    if not found:
+        return Retrieval((), 0, 0)
+    cand, sig = dedup(found, sims)  # 4
+    n_cand = cand.size
+    cand, sig = distill(prep, cand, sig, intent_i, config)  # 5
+    cmat, qvec, sig = lifecycle_filters(prep, cand, sig, state, intent_i, routing, params, config)  # 6
+    top = blended_log_score(cmat, qvec, sig, params, config)  # 7
+    return Retrieval(top_k(top, cand, sims, found), n_cand, cand.size, cand, cmat, qvec)  # 8
+
+
+def flat_ranking(sims: Similarities, alive_idx: np.ndarray | None, config: PipelineConfig) -> Retrieval:
+    """The flat baselines (``ranker`` ``cosine`` or ``bm25``): the ``config.k`` alive rows of
+    highest clipped cosine, or of highest positive BM25, ties by row; no lifecycle stage."""
+    s = sims.cos_raw if config.ranker == "cosine" else sims.bm
+    idx = np.arange(sims.n) if alive_idx is None else alive_idx
+    if config.ranker == "bm25":
+        idx = idx[sims.bm[idx] > 0]
+    order = _top(s[idx], idx, config.k) if idx.size else idx
+    if sims.partial is not None and config.ranker == "cosine" and order.size:
+        rows = np.sort(order)
+        sims.complete(rows)
+        order = _top(s[rows], rows, config.k)
+    return Retrieval(
+        tuple(Retrieved(int(i), float(s[i]), {config.ranker: float(s[i])}, (config.ranker,)) for i in order),
+        int(idx.size),
+        int(idx.size),
+    )
