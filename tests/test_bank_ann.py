@@ -14,7 +14,8 @@ from hypothesis import given, settings, strategies as st
 
 from frcore import default_params
 from frcore.bank._bank import Bank, IndexedRows
-from frcore.bank.pipeline import PartialCosine, PipelineConfig, Prepared, retrieve
+from frcore.bank.pipeline import PipelineConfig, Prepared, retrieve
+from frcore.bank.search import PartialCosine
 from frcore.bank.search._ann import SIDECAR, AnnConfig, ApproximateRows
 from frcore.bank.storage._synthetic import synthetic_facts
 

@@ -8,7 +8,6 @@ layer is imported from here; its modules are its own.
 """
 
 from ._config import PipelineConfig as PipelineConfig, Retrieval as Retrieval
-from ._partial import PartialCosine as PartialCosine
 from ._prepare import Prepared as Prepared, related_pairs as related_pairs
 from ._query import (
     INTENT_RULES as INTENT_RULES,
@@ -22,7 +21,6 @@ from ._sigma import hybrid_sigma as hybrid_sigma, scale_sigma_max as scale_sigma
 
 __all__ = [
     "INTENT_RULES",
-    "PartialCosine",
     "PipelineConfig",
     "Prepared",
     "Retrieval",

@@ -40,8 +40,8 @@ import numpy as np
 
 from ... import _types as T
 from ..._params import LifecycleParams
+from ..search import PartialCosine
 from ._config import PipelineConfig, Retrieval, Retrieved
-from ._partial import PartialCosine
 from ._prepare import Prepared
 from ._select import _top
 from ._stages import (

@@ -19,8 +19,8 @@ from ..._packed import score_top_k_rows
 from ..._params import LifecycleParams
 from ..._runtime import cached_call
 from ..._scoring import ScoreTerms
+from ..search import PartialCosine
 from ._config import PipelineConfig, Retrieved
-from ._partial import PartialCosine
 from ._prepare import Prepared, _packed_params, kernel_inputs, relative_floor_params
 from ._select import _top, _union
 from ._sigma import hybrid_sigma, scale_sigma_max

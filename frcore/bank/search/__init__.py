@@ -22,8 +22,10 @@ from ._lexical import (
     concat_postings as concat_postings,
     tokenize_many as tokenize_many,
 )
+from ._partial import PartialCosine as PartialCosine
 
 __all__ = [
+    "PartialCosine",
     "AnnConfig",
     "ApproximateRows",
     "CachedEmbedder",

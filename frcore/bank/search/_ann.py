@@ -10,7 +10,7 @@ was built for, its settings and ``rows``). A query asks it for the :attr:`AnnCon
 rows of highest approximate inner product, computes their cosine exactly from ``vectors.f32``,
 and computes the rows the index does not hold yet (added since it was written) exactly too;
 every other row's cosine is computed when the pipeline needs it
-(:class:`frcore.bank.pipeline._pipeline.PartialCosine`). When the candidates include the rows nearest the
+(:class:`~frcore.bank.search._partial.PartialCosine`). When the candidates include the rows nearest the
 query, the ranking is the exact one; how often they do is ``ann_recall_at_10`` in
 ``fr bank bench --ann``. An index of at least :data:`SHARD_FROM` rows is scanned in shards of
 consecutive rows, one per CPU (at most 4), on as many threads: the query's candidates are the
@@ -33,6 +33,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from ._partial import PartialCosine
 
 FORMAT = "frcore-bank-ann-v1"
 SIDECAR = "ann.json"
@@ -273,10 +275,9 @@ class ApproximateRows:
         return local[(local < n) & (self.rows[np.minimum(local, n - 1)] == found)]
 
     def partial(self, q: np.ndarray):
-        """The query's :class:`frcore.bank.pipeline._pipeline.PartialCosine` over these rows: exact on
+        """The query's :class:`~frcore.bank.search._partial.PartialCosine` over these rows: exact on
         the index's candidates and on every row the index does not hold; the bound, the
         candidates' smallest cosine (over the whole index: of these rows or not)."""
-        from ..pipeline import PartialCosine
 
         n = self.shape[0]
         q = np.asarray(q, dtype=np.float32)

@@ -1,9 +1,6 @@
 """A query's cosine known on some rows only (:class:`PartialCosine`), what an approximate index
-hands the pipeline instead of the full cosine array.
-
-It needs nothing of the pipeline: a search-side structure (made by
-``frcore.bank.search.ApproximateRows.partial``), kept in a module of its own so it can move there
-whole."""
+(:meth:`frcore.bank.search.ApproximateRows.partial`) hands the pipeline instead of the full
+cosine array."""
 
 from __future__ import annotations
 
