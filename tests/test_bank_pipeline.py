@@ -12,9 +12,9 @@ import pytest
 from frcore import State
 from frcore._types import score_summands
 from frcore.bank import Bank, PipelineConfig, infer_intent
-from frcore.bank._bank import neutralize, owner_pattern
 from frcore.bank.pipeline._prepare import clock_ages, overwrite_keep
 from frcore.bank.pipeline._query import Router, routing_from_categories
+from frcore.bank.records import neutralize, owner_pattern
 
 FACTS = [
     {

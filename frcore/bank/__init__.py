@@ -5,8 +5,6 @@ from ._bank import (
     Bank as Bank,
     EmbedderMismatch as EmbedderMismatch,
     QueryResult as QueryResult,
-    neutralize as neutralize,
-    owner_pattern as owner_pattern,
     parse_time as parse_time,
     result_limit as result_limit,
     to_hours as to_hours,
@@ -26,7 +24,13 @@ from .pipeline import (
     retrieve as retrieve,
     scale_sigma_max as scale_sigma_max,
 )
-from .records import FactRecord as FactRecord, derive_states as derive_states, parse_fact as parse_fact
+from .records import (
+    FactRecord as FactRecord,
+    derive_states as derive_states,
+    neutralize as neutralize,
+    owner_pattern as owner_pattern,
+    parse_fact as parse_fact,
+)
 from .search import AnnConfig as AnnConfig, CachedEmbedder as CachedEmbedder, get_embedder as get_embedder
 
 __all__ = [

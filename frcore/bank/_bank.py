@@ -7,30 +7,28 @@ import contextlib
 import datetime as _dt
 import gc
 import hashlib
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from .._packed import ROW_START
 from .._params import LifecycleParams, default_params, validate_params
 from .._time import EPOCH as EPOCH, hours_since_epoch, parse_time as _parse_time
-from .._types import STATE_NAMES, score_summands
+from .._types import STATE_NAMES
 from .pipeline import (
     PipelineConfig,
     Prepared,
     Retrieval,
     Router,
     check_intent,
-    hybrid_sigma,
+    explain_results,
     infer_intent,
     related_pairs,
     retrieve,
     routing_from_categories,
 )
-from .records import check_user
+from .records import check_user, neutralize, owner_pattern
 from .search import (
     DEFAULT_EMBEDDER,
     AnnConfig,
@@ -64,27 +62,6 @@ def _vectors_embedder(store) -> tuple[str, int] | None:
     except ValueError:  # vectors of a caller's own embedder object: nothing to infer from the name
         return None
     return known if known[1] == dim else None
-
-
-def owner_pattern(owner: str | None):
-    """Regex matching the bank owner's full name or any part of it (with a possessive).
-
-    A memory bank belongs to one user; their own name carries no information for retrieval
-    inside it but dominates sentence embeddings ("Where does Ana live?" vs "Moved to a studio").
-    Texts are embedded and BM25-indexed with the owner's name replaced by "the user" (our
-    choice, documented; the stored text is unchanged).
-    """
-    if not owner or not owner.strip():
-        return None
-    parts = [owner.strip()] + [p for p in re.split(r"\s+", owner.strip()) if len(p) > 1]
-    alts = "|".join(re.escape(p) for p in sorted(set(parts), key=len, reverse=True))
-    return re.compile(rf"\b(?:{alts})(?:'s|’s)?\b")
-
-
-def neutralize(text: str, pattern) -> str:
-    if pattern is None:
-        return text
-    return pattern.sub(lambda m: "the user's" if m.group(0).endswith(("'s", "’s")) else "the user", text)
 
 
 def to_hours(t: _dt.datetime) -> float:
@@ -694,7 +671,7 @@ class Bank:
 
         ``intent`` and ``categories`` override query understanding. Every result carries its
         named score terms, the stages that found it and its lifecycle state as of ``at``; with
-        ``explain``, also an ``explanation`` (:func:`explanation`: σ and its sources, activation,
+        ``explain``, also an ``explanation`` (:func:`frcore.bank.pipeline.explanation`: σ and its sources, activation,
         blend, and the additive terms whose sum is the total). Ranking and terms do not depend
         on ``explain``.
         """
@@ -784,7 +761,7 @@ class Bank:
         )
         cand_ids = tuple(str(snap.ids[i]) for i in r.rows.tolist()) if r.rows is not None else ()
         if explain:
-            results = _explain_results(results, r, cfg, snap, view.prepared.related, cosine)
+            results = explain_results(results, r, cfg, snap, view.prepared.related, cosine)
         return QueryResult(
             text, at_t, intent_name, rule, routing.as_dict(), results, r.n_candidates, r.n_distilled, cand_ids, r
         )
@@ -794,68 +771,3 @@ class Bank:
         # forwarded as given (typed as such: a caller's own ``explain`` is Python's TypeError)
         query: Callable[..., QueryResult] = self.query
         return query(text, *args, explain=True, **kwargs)
-
-
-def _explain_results(
-    results, r: Retrieval, config: PipelineConfig, snap, related, cosine: np.ndarray
-) -> tuple[dict[str, Any], ...]:
-    """``results`` of one query, each with its :func:`explanation`: the σ the kernel saw is read
-    from the scored (packed) candidates, and a linked σ names the related edge whose cosine it is."""
-    packed = r.packed_candidates
-    position = {int(row): i for i, row in enumerate(r.rows.tolist())} if r.rows is not None else {}
-    src, dst = related if related is not None else (np.zeros(0, np.int64), np.zeros(0, np.int64))
-    out = []
-    for res in results:
-        t = res["terms"]
-        row = snap.index[res["id"]]
-        kernel_sigma = None
-        if packed is not None and row in position:
-            kernel_sigma = float(packed[ROW_START["sim"], position[row]])
-        linked_from = None
-        if "sim_linked" in t and t["sim_linked"] > t["sim_cosine"]:
-            # the pipeline's linked σ is the largest (propagation x) cosine over the row's related edges
-            sources = dst[src == row]
-            if sources.size:
-                cos = np.nan_to_num(np.clip(np.asarray(cosine, dtype=np.float64)[sources], 0.0, 1.0), nan=-1.0)
-                linked_from = str(snap.ids[int(sources[int(np.argmax(cos))])])
-        out.append(res | {"explanation": explanation(t, config, kernel_sigma, linked_from, res["score"])})
-    return tuple(out)
-
-
-def explanation(
-    terms: Mapping[str, float],
-    config: PipelineConfig,
-    kernel_sigma: float | None = None,
-    linked_from: str | None = None,
-    score: float | None = None,
-) -> dict[str, Any]:
-    """One result's score, explained from its ``terms`` (as :meth:`Bank.query` returns them).
-
-    ``sigma``: the cosine, the lifecycle-linked cosine (and the edge it came from), the BM25
-    share, the hybrid σ = (1 − γ)·linked + γ·bm25 they make, its scale and the σ the kernel saw;
-    ``activation`` (with ``rate`` and ``age``) and ``blend``; ``summands``: the additive terms
-    of :data:`frcore._types.SCORE_SUMMANDS` by name, in the kernel's order, whose sum is
-    ``total`` (exactly, up to the float32 rounding of the kernel). A flat ranker (cosine, BM25)
-    has no kernel terms: its explanation is the similarity it ranks by.
-    """
-    if "total" not in terms:
-        return {"ranker": config.ranker, "summands": dict(terms), "total": score}
-    g = config.hybrid_weight
-    return {
-        "sigma": {
-            "cosine": terms["sim_cosine"],
-            "linked": terms["sim_linked"],
-            "linked_from": linked_from,
-            "bm25": terms["sim_bm25"],
-            "hybrid_weight": g,
-            "hybrid": hybrid_sigma(terms["sim_linked"], terms["sim_bm25"], g),
-            "scale": config.sigma_scale,
-            "kernel": kernel_sigma,
-        },
-        "activation": terms["activation"],
-        "rate": terms["rate"],
-        "age": terms["age"],
-        "blend": terms["blend"],
-        "summands": dict(score_summands(terms)),
-        "total": terms["total"],
-    }

@@ -200,7 +200,7 @@ def _print_result(res, full: bool) -> None:
 
 
 def explanation_lines(e: dict) -> list[str]:
-    """One result's :func:`frcore.bank._bank.explanation` as text: σ and its sources, activation
+    """One result's :func:`frcore.bank.pipeline.explanation` as text: σ and its sources, activation
     and blend, then the additive terms of the score (``name=value``, 6 decimals) and their total;
     the printed terms add up to the printed total (to the printed precision)."""
     summands = " + ".join(f"{n}={v:+.6f}" for n, v in e["summands"].items())

@@ -8,6 +8,7 @@ layer is imported from here; its modules are its own.
 """
 
 from ._config import PipelineConfig as PipelineConfig, Retrieval as Retrieval
+from ._explain import explain_results as explain_results, explanation as explanation
 from ._prepare import Prepared as Prepared, related_pairs as related_pairs
 from ._query import (
     INTENT_RULES as INTENT_RULES,
@@ -20,6 +21,8 @@ from ._retrieve import retrieve as retrieve
 from ._sigma import hybrid_sigma as hybrid_sigma, scale_sigma_max as scale_sigma_max
 
 __all__ = [
+    "explain_results",
+    "explanation",
     "INTENT_RULES",
     "PipelineConfig",
     "Prepared",

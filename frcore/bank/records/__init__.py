@@ -26,8 +26,11 @@ from ._lifecycle import (
     snapshot_from_columns as snapshot_from_columns,
     states_from_columns as states_from_columns,
 )
+from ._owner import neutralize as neutralize, owner_pattern as owner_pattern
 
 __all__ = [
+    "neutralize",
+    "owner_pattern",
     "FactError",
     "FactRecord",
     "INVISIBLE",
