@@ -50,10 +50,11 @@ def secret_bank(db: Path) -> tuple[Store, np.ndarray]:
     store = Store.open(db)
     vec = (np.arange(16, dtype=np.float32) * np.float32(3.14159) + np.float32(1234.5678)).reshape(1, 16)
 
-    def embed(records):
-        return "m", np.stack([vec[0] if r.id == SECRET_ID else np.full(16, 0.25, np.float32) for r in records])
+    def add(facts):  # one vector per fact of the batch
+        vecs = np.stack([vec[0] if f["id"] == SECRET_ID else np.full(16, 0.25, np.float32) for f in facts])
+        store.add_facts(facts, vectors=("m", vecs))
 
-    store.add_facts(
+    add(
         [
             {
                 "id": SECRET_ID,
@@ -70,9 +71,8 @@ def secret_bank(db: Path) -> tuple[Store, np.ndarray]:
                 "categories": {"HOBBIES_RECREATION": 1.0},
             },
         ],
-        embed=embed,
     )
-    store.add_facts(
+    add(
         [
             {
                 "id": "later",
@@ -82,7 +82,6 @@ def secret_bank(db: Path) -> tuple[Store, np.ndarray]:
                 "links": {"supersedes": SECRET_ID, "contradicts": ["keep", SECRET_ID]},
             }
         ],
-        embed=embed,
     )
     store.retract(SECRET_ID, reason=f"the user retracted {SECRET_ID}: a private matter")
     store.retract("keep", reason=f"unrelated to {SECRET_ID}, the walks stopped")
@@ -217,12 +216,10 @@ def test_cli_erase_pending_and_purge(tmp_path, capsys):
 def _bank_of(db: Path, n: int) -> Store:
     facts = synthetic_facts(n, seed=1)
 
-    def embed(records):
-        return "m", np.ones((len(records), 64), np.float32)
-
     s = Store.open(db)
     for i in range(0, n, 5000):
-        s.add_facts(facts[i : i + 5000], embed=embed)
+        batch = facts[i : i + 5000]
+        s.add_facts(batch, vectors=("m", np.ones((len(batch), 64), np.float32)))
     return s
 
 

@@ -73,8 +73,8 @@ CHILD = (
         v = np.random.default_rng(h).standard_normal(DIM).astype(np.float32)
         return v / np.linalg.norm(v)
 
-    def embed(records):
-        return MODEL, np.stack([vec(r.id) for r in records])
+    def vectors(facts):  # one vector per fact of the batch
+        return MODEL, np.stack([vec(f["id"]) for f in facts])
 
     rng = random.Random(seed)
     store = Store.open(path)
@@ -96,7 +96,7 @@ CHILD = (
                     f["links"] = {"supersedes": rng.choice(live)}
                 batch.append(f)
             print("a " + json.dumps(batch), flush=True)
-            store.add_facts(batch, embed=embed)
+            store.add_facts(batch, vectors=vectors(batch))
             print("A " + name, flush=True)
             live += [f["id"] for f in batch]
         elif op == "r":
@@ -117,8 +117,8 @@ CHILD = (
 )
 
 
-def _embed(records):
-    return MODEL, np.stack([vec(r.id) for r in records])
+def _vectors(facts):
+    return MODEL, np.stack([vec(f["id"]) for f in facts])
 
 
 class Model:
@@ -213,7 +213,7 @@ def _kill_trial(script: Path, db: Path, trial: int, rng: random.Random, model: M
     with Store.open(db) as store:
         model.check(store, [f["id"] for f in pending] if pending else None)
         if pending:  # the natural retry of the interrupted add: a no-op if it had committed
-            added = store.add_facts(pending, embed=_embed)
+            added = store.add_facts(pending, vectors=_vectors(pending))
             assert len(added) + len(added.unchanged) == len(pending) and (not added or not added.unchanged)
             model.batches[pending[0]["id"].rsplit(".", 1)[0]] = [f["id"] for f in pending]
             model.check(store, None)

@@ -39,7 +39,7 @@ from .search import (
     get_embedder,
     tokenize_many,
 )
-from .storage import IndexSpec, StoreError
+from .storage import IndexSpec, StoreError, parse_batch
 
 
 class EmbedderMismatch(StoreError):
@@ -266,7 +266,7 @@ class Bank:
         if self.ann is not None and int(embedder.dim) % self.ann.pq_dims:
             raise ValueError(f"ann.pq_dims: {self.ann.pq_dims} does not divide the embedder's dimension {embedder.dim}")
         spec = (
-            IndexSpec(self.embedding_key, int(embedder.dim), self.embedding_key[len(embedder.name) :], self.normalize)
+            IndexSpec(self.embedding_key, int(embedder.dim), self.embedding_key[len(embedder.name) :], owner)
             if self.index
             else None
         )
@@ -398,17 +398,11 @@ class Bank:
         ``slot``). A different fact under a stored id is an error. ``where[i]`` names fact ``i``
         in errors (default ``facts[i]``). Facts are stored for this bank's :attr:`user`: a fact
         that names no ``user`` becomes theirs, one of another user is refused (field ``user``)."""
-        facts = list(facts)
         with _collector_paused():
-            added = self.store.add_facts(
-                facts, recorded_at=recorded_at, embed=self._embed_records, where=where, user=self.user
-            )
-            if added.unchanged:  # a retry of a batch stored by an older bank without its vectors: backfill them
-                self._embed_missing(added.unchanged)
-            if added:
-                self.store.sync_index()
-                if self.ann is not None:
-                    self.store.update_ann(self.ann)
+            # validate → embed → store (the guard, the transaction and the index: one store call)
+            batch = parse_batch(list(facts), where, self.user, recorded_at)
+            vectors = None if self.store.readonly else self._embed_records(batch.records)
+            added = self.store.add_facts(batch, vectors=vectors, ann=self.ann)
         self._views.clear()
         self._rows.clear()
         return added
@@ -422,7 +416,8 @@ class Bank:
         return self.store.update_ann(self.ann, complete)
 
     def _embed_records(self, records) -> tuple[str, np.ndarray]:
-        """(model key, vectors) of facts about to be stored (the store's ``embed`` hook)."""
+        """(model key, vectors) of facts about to be stored: their texts as :meth:`normalize`
+        reads them, embedded in chunks of :data:`EMBED_CHUNK`."""
         texts = [self.normalize(r.text) for r in records]
         parts = [
             np.asarray(self.embedder.embed(texts[k : k + EMBED_CHUNK]), dtype=np.float32)

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import json
 import os
 import secrets
@@ -43,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from ..records import slot_codes
+from ..records import neutralize, owner_pattern, slot_codes
 from ..search import Postings, _ann
 
 FORMAT = "frcore-bank-index-v2"
@@ -70,17 +71,26 @@ def index_path(db_path: str) -> Path:
     return Path(str(db_path) + ".index")
 
 
+@functools.lru_cache(maxsize=16)
+def _owner_re(owner: str | None):
+    return owner_pattern(owner)
+
+
 @dataclass(frozen=True)
 class IndexSpec:
     """What the index's vectors and tokens depend on: the vectors' model key and dimension, and
-    the text normalisation (the owner's name replaced: ``text_key``) applied before tokenizing.
-    ``normalize`` maps a stored text to the text that is tokenized."""
+    the text normalisation applied before tokenizing (``text_key`` names it; ``owner``: the
+    bank owner's name, read as "the user", :func:`frcore.bank.records.neutralize`)."""
 
     model: str
     dim: int
     text_key: str
-    normalize: Callable[[str], str] = field(compare=False)
+    owner: str | None = field(default=None, compare=False)
     tokenizer: str = "nltk-en-179+snowball"
+
+    def normalize(self, text: str) -> str:
+        """A stored text as it is tokenized: the owner's name replaced."""
+        return neutralize(text, _owner_re(self.owner))
 
     def identity(self) -> dict[str, Any]:
         return {"model": self.model, "dim": self.dim, "text_key": self.text_key, "tokenizer": self.tokenizer}
@@ -178,11 +188,11 @@ class BankIndex:
         d = index_path(db_path)
         if not d.is_dir():
             return None
-        probe = cls(db_path, IndexSpec("", 0, "", str), readonly=False)
+        probe = cls(db_path, IndexSpec("", 0, ""), readonly=False)
         m = probe._manifest()
         spec = (m or {}).get("spec") or {}
         try:
-            return cls(db_path, IndexSpec(str(spec["model"]), int(spec["dim"]), str(spec["text_key"]), str), False)
+            return cls(db_path, IndexSpec(str(spec["model"]), int(spec["dim"]), str(spec["text_key"])), False)
         except (KeyError, TypeError, ValueError):
             return probe  # unreadable: only scrubbing makes sense
 

@@ -70,7 +70,8 @@ import os
 import sqlite3
 import stat
 import urllib.parse
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -272,9 +273,10 @@ class Store(_Loading):
         facts: Iterable[FactRecord | Mapping[str, Any]],
         recorded_at: datetime | None = None,
         *,
-        embed: Callable[[list[FactRecord]], tuple[str, np.ndarray]] | None = None,
+        vectors: tuple[str, np.ndarray] | None = None,
         where: Sequence[str] | None = None,
         user: str | None = None,
+        ann: Any = None,
     ) -> Added:
         """Append a batch of facts in one transaction (all or nothing); returns the ids stored
         (:class:`Added`; ``.unchanged`` lists the facts skipped as already stored, identical).
@@ -284,11 +286,15 @@ class Store(_Loading):
         ``quarantined``) is skipped: re-adding a batch after a crash is a no-op. A different
         fact under a stored id, an id repeated in the batch, or a link to an id neither stored
         nor in the batch aborts the whole batch with a :class:`FactError` / :class:`StoreError`
-        naming it. ``embed(records) -> (model, (n, d) vectors)``, if given, embeds the facts to
-        store (outside the write lock); their vectors are written in the same transaction, so a
-        stored fact never lacks its vector. A fact whose text, id, slot or speaker reads as an
-        instruction to the model (:func:`frcore.bank.records._facts.injection_finding`, checked before any
-        lock is taken) is stored quarantined and listed in ``.quarantined`` of the result.
+        naming it. ``vectors = (model, (n, d) array)``, if given, holds one vector per fact of the
+        batch, in its order: a new fact's is written in the same transaction, so a stored fact
+        never lacks its vector, and an unchanged fact stored without one (by an older bank) gets
+        it. ``facts`` may be a :class:`Batch` already validated (:func:`parse_batch`). After the
+        commit the bank's index takes the new rows and, with ``ann`` (an
+        :class:`~frcore.bank.search.AnnConfig`), the approximate index is extended when due. A
+        fact whose text, id, slot or speaker reads as an instruction to the model
+        (:func:`frcore.bank.records._facts.injection_finding`, checked before any lock is taken)
+        is stored quarantined and listed in ``.quarantined`` of the result.
         ``recorded_at`` is the transaction time (default: now, UTC).
 
         Users: each fact belongs to its ``user`` (absent: the owner, :data:`OWNER`). ``user``, if
@@ -299,14 +305,15 @@ class Store(_Loading):
         """
         if self.readonly:
             raise StoreError(f"{self.path}: opened read-only; nothing was written", "readonly")
-        facts = list(facts)
-        labels = [f"facts[{i}]" for i in range(len(facts))] if where is None else [str(w) for w in where]
-        if len(labels) != len(facts):
-            raise StoreError(f"add_facts: where: {len(labels)} labels for {len(facts)} facts")
-        rec_at = _now() if recorded_at is None else _time(recorded_at, "recorded_at")
-        records, seen = self._parse_batch(facts, labels, user)
+        batch = facts if isinstance(facts, Batch) else parse_batch(list(facts), where, user, recorded_at)
+        records, labels, seen, rec_at = batch.records, batch.labels, batch.seen, batch.recorded_at
         if not records:
             return Added()
+        given = (
+            None
+            if vectors is None
+            else (vectors[0], self._check_vectors(vectors[0], [r.id for r in records], vectors[1]))
+        )
         findings = _quarantine_findings(records)
         ids = [r.id for r in records]
         users = {r.id: r.user for r in records}
@@ -314,22 +321,26 @@ class Store(_Loading):
             with self._lock:
                 stored = self._stored(self.conn, ids)
                 new = self._classify(records, stored, labels)
-                if not new:
-                    return Added([], [r.id for r in records])
-                self._check_links(self.conn, new, seen, labels, users)
-            vectors = None
-            if embed is not None:
-                model, vecs = embed(new)
-                vectors = (model, self._check_vectors(model, [r.id for r in new], vecs))
+                if new:
+                    self._check_links(self.conn, new, seen, labels, users)
+            if not new:
+                self._backfill(records, set(), given)
+                return Added([], [r.id for r in records])
+            rows = {r.id: i for i, r in enumerate(records)}
+            new_vectors = None if given is None else (given[0], given[1][[rows[r.id] for r in new]])
             try:
                 with self._write() as conn:
                     if self._stored(conn, ids).keys() != stored.keys():
                         raise _Retry
                     self._check_links(conn, new, seen, labels, users)
-                    self._insert(conn, new, rec_at, vectors)
+                    self._insert(conn, new, rec_at, new_vectors)
             except _Retry:
                 continue
             new_ids = {r.id for r in new}
+            self._backfill(records, new_ids, given)
+            self.sync_index()
+            if ann is not None:
+                self.update_ann(ann)
             held = [
                 {"id": r.id, "field": findings[r.id][0], "rule": findings[r.id][1], "slot": r.slot}
                 for r in records
@@ -342,29 +353,20 @@ class Store(_Loading):
             f"{self.path}: the stored ids kept changing while this batch was added (concurrent writers); retry", "busy"
         )
 
-    @staticmethod
-    def _parse_batch(facts: list, labels: list[str], user: str | None) -> tuple[list[FactRecord], dict[str, int]]:
-        """Validate a batch for ``user``: (records, id → position); see :meth:`add_facts`."""
-        records: list[FactRecord] = []
-        seen: dict[str, int] = {}
-        if user is not None:
-            user = check_user(user)
-        for i, f in enumerate(facts):
-            if user is not None and user != OWNER and isinstance(f, Mapping) and f.get("user") is None:
-                f = {**f, "user": user}
-            r = parse_fact(f, labels[i])
-            if user is not None and r.user != user:
-                raise StoreError(
-                    f"{labels[i]}: fact {r.id!r}: field 'user': {shown_user(r.user)} is not the user this batch "
-                    f"is written for ({shown_user(user)}); write it for that user (Bank.for_user, fr bank --user)"
-                )
-            if r.id in seen:
-                raise StoreError(
-                    f"{labels[i]}: fact {r.id!r}: field 'id': duplicate in batch (also {labels[seen[r.id]]})"
-                )
-            seen[r.id] = i
-            records.append(r)
-        return records, seen
+    def _backfill(self, records: list[FactRecord], new_ids: set[str], given) -> None:
+        """Write the given vectors of the batch's unchanged facts that have none under that model
+        (a retry of a batch stored by an older bank without its vectors)."""
+        if given is None:
+            return
+        model, vecs = given
+        old = [i for i, r in enumerate(records) if r.id not in new_ids]
+        if not old:
+            return
+        _, missing = self.get_embeddings(model, [records[i].id for i in old])
+        if missing:
+            lacking = set(missing)
+            keep = [i for i in old if records[i].id in lacking]
+            self.put_embeddings(model, [records[i].id for i in keep], vecs[keep], skip_missing=True)
 
     @staticmethod
     def _stored(conn: sqlite3.Connection, ids: Sequence[str]) -> dict[str, FactRecord]:
@@ -643,3 +645,44 @@ def _quarantine_findings(records: list[FactRecord]) -> dict[str, tuple[str, str]
             if not r.quarantined:
                 records[i] = dataclasses.replace(r, quarantined=True)
     return findings
+
+
+@dataclass(frozen=True)
+class Batch:
+    """A batch of facts validated for one user (:func:`parse_batch`): the records, the label of
+    each in errors, id → position, and the transaction time."""
+
+    records: list[FactRecord]
+    labels: list[str]
+    seen: dict[str, int]
+    recorded_at: datetime
+
+
+def parse_batch(
+    facts: list, where: Sequence[str] | None = None, user: str | None = None, recorded_at: datetime | None = None
+) -> Batch:
+    """Validate a batch for ``user`` (see :meth:`Store.add_facts`): each fact by
+    :func:`parse_fact` (``where[i]`` names it in errors, default ``facts[i]``), its user, ids
+    unique in the batch; ``recorded_at`` (default now, UTC) is the transaction time."""
+    labels = [f"facts[{i}]" for i in range(len(facts))] if where is None else [str(w) for w in where]
+    if len(labels) != len(facts):
+        raise StoreError(f"add_facts: where: {len(labels)} labels for {len(facts)} facts")
+    rec_at = _now() if recorded_at is None else _time(recorded_at, "recorded_at")
+    records: list[FactRecord] = []
+    seen: dict[str, int] = {}
+    if user is not None:
+        user = check_user(user)
+    for i, f in enumerate(facts):
+        if user is not None and user != OWNER and isinstance(f, Mapping) and f.get("user") is None:
+            f = {**f, "user": user}
+        r = parse_fact(f, labels[i])
+        if user is not None and r.user != user:
+            raise StoreError(
+                f"{labels[i]}: fact {r.id!r}: field 'user': {shown_user(r.user)} is not the user this batch "
+                f"is written for ({shown_user(user)}); write it for that user (Bank.for_user, fr bank --user)"
+            )
+        if r.id in seen:
+            raise StoreError(f"{labels[i]}: fact {r.id!r}: field 'id': duplicate in batch (also {labels[seen[r.id]]})")
+        seen[r.id] = i
+        records.append(r)
+    return Batch(records, labels, seen, rec_at)

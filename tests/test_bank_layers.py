@@ -1,0 +1,93 @@
+"""FR-Bank's layers meet in Bank, the one orchestrator: an add validates, embeds and then enters
+the store once (its guard, transaction and index updates are the store's own work), and the
+store is handed vectors, never a function of the bank to call back."""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+import pytest
+
+from frcore.bank import Bank
+from frcore.bank.storage import Store
+
+
+class CountingStore:
+    """A store whose method calls from outside are counted (the store's own calls inside a
+    method are not: they run on the store itself)."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self.calls: list[str] = []
+
+    def __getattr__(self, name: str):
+        value = getattr(self._store, name)
+        if not callable(value):
+            return value
+
+        def counted(*args, **kwargs):
+            self.calls.append(name)
+            return value(*args, **kwargs)
+
+        return counted
+
+
+def _facts(n: int, prefix: str = "f") -> list[dict]:
+    return [
+        {
+            "id": f"{prefix}{i}",
+            "text": f"the user keeps bees number {i}",
+            "categories": {"OTHER": 1.0},
+            "said_at": "2025-01-02",
+        }
+        for i in range(n)
+    ]
+
+
+@pytest.mark.parametrize("ann", [False, True])
+def test_an_add_enters_the_store_once(tmp_path, ann):
+    bank = Bank.open(str(tmp_path / "b.db"), embedder="hash", ann=ann)
+    counting = CountingStore(bank.store)
+    bank.store = counting
+    added = bank.add(_facts(5))
+    assert list(added) == [f"f{i}" for i in range(5)]
+    assert counting.calls == ["add_facts"]
+    counting.calls.clear()
+    again = bank.add(_facts(5))  # a retry: unchanged, still one call
+    assert list(again) == [] and list(again.unchanged) == [f"f{i}" for i in range(5)]
+    assert counting.calls == ["add_facts"]
+    bank.store = counting._store
+    assert bank.query("bees", at="2025-02-01", k=3).ids  # what the one call stored is found
+    bank.close()
+
+
+def test_the_store_is_given_vectors_not_a_callback():
+    params = inspect.signature(Store.add_facts).parameters
+    assert "vectors" in params and "embed" not in params
+    for name, p in params.items():  # no parameter is annotated as a callable the store would call
+        assert "Callable" not in str(p.annotation), name
+
+
+def test_vectors_given_for_an_unchanged_fact_stored_without_one_are_written(tmp_path):
+    """A retry of a batch first stored without vectors (an older bank) fills them in."""
+    store = Store.open(tmp_path / "s.db")
+    facts = _facts(3)
+    store.add_facts(facts)  # no vectors
+    assert store.get_embeddings("m", ["f0", "f1", "f2"])[1] == ["f0", "f1", "f2"]
+    vecs = np.eye(3, 4, dtype=np.float32)
+    added = store.add_facts(facts, vectors=("m", vecs))
+    assert list(added) == [] and list(added.unchanged) == ["f0", "f1", "f2"]
+    got, missing = store.get_embeddings("m", ["f0", "f1", "f2"])
+    assert missing == [] and np.array_equal(got, vecs)
+    store.close()
+
+
+def test_vectors_must_match_the_batch(tmp_path):
+    from frcore.bank.storage import StoreError
+
+    store = Store.open(tmp_path / "s.db")
+    with pytest.raises(StoreError, match=r"expected shape \(3, d\)"):
+        store.add_facts(_facts(3), vectors=("m", np.ones((2, 4), np.float32)))
+    assert store.count() == 0  # nothing written
+    store.close()
