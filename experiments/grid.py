@@ -6,8 +6,8 @@ grid is their product, applied on top of ``--params FILE`` (or the default param
 
 How it is evaluated: every question of the suite runs once through FR-Bank's pipeline (the
 system's pipeline, FR-full by default) and its scored candidate set is kept
-(:func:`experiments.sweeps.build_table`); each setting then **re-scores each question's fixed
-candidate set** — the parameter sets are stacked and scored by one vmapped kernel call
+(:func:`experiments.candidate_table.build_table`); each setting then **re-scores each
+question's fixed candidate set** — the parameter sets are stacked and scored by one vmapped kernel call
 (:func:`frcore.score_sweep`) per chunk of settings, never a Python loop over settings. Score
 parameters do not enter candidate generation (stages 1–5 read similarities, routing, states and
 the pipeline's switches only), so for a system whose pipeline is FR-full's up to score switches
@@ -47,7 +47,7 @@ from frcore.bench import (
     resolve_systems,
 )
 
-from .sweeps import SweepTable, build_table, compare_to, scores
+from .candidate_table import SweepTable, build_table, compare_to, scores
 
 #: Settings scored per kernel call (and per Dask task): bounds the (P, Q, B) score array.
 DEFAULT_CHUNK = 64

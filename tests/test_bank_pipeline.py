@@ -283,47 +283,65 @@ def test_linked_similarity_surfaces_the_replacement(tmp_path):
     assert "new" not in off.ids[:1]
 
 
+#: SPEC §3, typed from the definition (not read from frcore.COMPATIBLE): the states each intent admits.
+_SPEC_ADMITS = {
+    "current": {"active", "contested"},
+    "broad": {"active", "contested"},
+    "retraction_aware": {"active", "contested"},
+    "upcoming": {"active"},  # and only with an event ahead (h ≥ 0)
+    "historical": {"active", "contested", "superseded", "expired"},
+    "change_history": {"active", "contested", "superseded", "expired"},
+}
+
+
 @pytest.mark.parametrize(
-    "config",
-    [
-        PipelineConfig().score,
-        PipelineConfig(score=__import__("frcore").ScoreConfig(numeric_exemption=False)).score,
-        __import__("frcore").ScoreConfig(lifecycle=False),
-    ],
+    ("lifecycle", "exemption"), [(True, True), (True, False), (False, True)], ids=["default", "no-exemption", "off"]
 )
-def test_distillation_mask_agrees_with_the_kernel_mask(config):
-    """The NumPy view used by distillation admits exactly what frcore's mask admits (exhaustive)."""
+def test_distillation_mask_is_the_spec_rule(lifecycle, exemption):
+    """Distillation's mask and frcore's kernel mask both admit exactly what SPEC §3 says, over
+    every (state, intent, numeric, event) combination: the table above; a numeric superseded or
+    expired edge counts as active (numeric exemption, when on); ``upcoming`` also needs an event
+    time not in the past; with the lifecycle off everything is admitted."""
     import itertools
 
     import frcore
     from frcore.bank.pipeline._prepare import admitted
 
-    combos = list(
-        itertools.product(range(len(frcore.State)), range(len(frcore.Intent)), (False, True), (np.nan, -5.0, 5.0))
-    )
-    state = np.array([c[0] for c in combos])
-    numeric = np.array([c[2] for c in combos])
-    he = np.array([c[3] for c in combos])
-    for intent in range(len(frcore.Intent)):
-        mine = admitted(state, numeric, he, intent, config)
-        kernel = np.array(
-            [
-                np.isfinite(
-                    float(
-                        frcore.compatibility_mask(
-                            np.int32(s),
-                            np.int32(intent),
-                            np.bool_(not np.isnan(h)),
-                            np.float32(0.0 if np.isnan(h) else h),
-                            np.bool_(n),
-                            config,
-                        )
+    config = frcore.ScoreConfig(lifecycle=lifecycle, numeric_exemption=exemption)
+
+    def spec(state: str, intent: str, numeric: bool, h: float) -> bool:
+        if not lifecycle:
+            return True
+        if exemption and numeric and state in ("superseded", "expired"):
+            state = "active"
+        ok = state in _SPEC_ADMITS[intent]
+        return ok and (h >= 0) if intent == "upcoming" else ok  # NaN: no event time, never ahead
+
+    states = [s.name.lower() for s in frcore.State]
+    combos = list(itertools.product(states, (False, True), (np.nan, -5.0, 0.0, 5.0)))
+    state = np.array([int(frcore.State[s.upper()]) for s, _, _ in combos])
+    numeric = np.array([n for _, n, _ in combos])
+    he = np.array([h for _, _, h in combos])
+    assert sorted(_SPEC_ADMITS) == sorted(i.name.lower() for i in frcore.Intent)  # every intent has its row
+    for intent in frcore.Intent:
+        want = [spec(s, intent.name.lower(), n, h) for s, n, h in combos]
+        np.testing.assert_array_equal(admitted(state, numeric, he, int(intent), config), want, err_msg=intent.name)
+        kernel = [
+            np.isfinite(
+                float(
+                    frcore.compatibility_mask(
+                        np.int32(s),
+                        np.int32(intent),
+                        np.bool_(not np.isnan(h)),
+                        np.float32(0.0 if np.isnan(h) else h),
+                        np.bool_(n),
+                        config,
                     )
                 )
-                for s, n, h in zip(state, numeric, he)
-            ]
-        )
-        np.testing.assert_array_equal(mine, kernel)
+            )
+            for s, n, h in zip(state, numeric, he)
+        ]
+        np.testing.assert_array_equal(kernel, want, err_msg=intent.name)
 
 
 def test_distillation_uses_the_kernels_compatibility_rule(monkeypatch):

@@ -1,9 +1,11 @@
-"""``fr latency`` on a tiny grid: the JSON has exactly the documented shape (no timing asserted)."""
+"""``fr latency`` on a tiny grid: the JSON has exactly the documented shape, and its derived numbers
+(per-candidate slopes) follow from its own measurements (no timing asserted)."""
 
 from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 from experiments.latency import IMPLS, run_latency
@@ -22,9 +24,23 @@ KEYS = {
 }
 
 
+#: SPEC §D.9's numbers as the paper states them: 47 μs median at k = 20, 1.96 μs per candidate.
+PAPER_D9 = {"median_us_k20": 47, "slope_ns": 1960}
+
+
+def _least_squares_slope_ns(points: list[tuple[int, float]]) -> float:
+    """cov(k, t) / var(k) of median μs on k, in ns per candidate (the closed form, no solver)."""
+    k = np.array([p[0] for p in points], np.float64)
+    t = np.array([p[1] for p in points], np.float64)
+    return float(((k - k.mean()) * (t - t.mean())).sum() / ((k - k.mean()) ** 2).sum() * 1e3)
+
+
 def _check_shape(res: dict, ks: list[int]) -> None:
     assert set(res) == KEYS
-    assert res["paper"] == {"median_us_k20": 47, "slope_ns": 1960}
+    assert res["paper"] == PAPER_D9
+    for impl, slope in res["slope_ns"].items():  # each slope is the fit of its own rows, in ns
+        points = [(r["k"], r["median_us"]) for r in res["results"] if r["impl"] == impl]
+        assert slope == pytest.approx(_least_squares_slope_ns(points), rel=1e-9, abs=1e-9), impl
     seen = {(r["impl"], r["k"]) for r in res["results"]}
     for r in res["results"]:
         assert set(r) == {"impl", "k", "median_us"}

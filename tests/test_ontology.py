@@ -34,11 +34,42 @@ def test_expiring_categories_are_logistics_and_obligations():
     assert expiring == {"LOGISTICAL_CONTEXT", "OBLIGATIONS"}
 
 
-def test_half_life_is_ln2_over_rate():
-    for row in fr.ONTOLOGY:
-        assert math.isclose(row.half_life_hours, math.log(2) / row.rate_per_hour, rel_tol=1e-12)
-    # IDENTITY: ln 2 / 0.0015 ≈ 462 h ≈ 19.3 days (hand computed)
-    assert round(fr.ONTOLOGY[0].half_life_hours) == 462
+#: Half-lives in hours, hand computed from the table's rates (ln 2 / λ: 0.693147 / 0.0015 = 462.1, …).
+HALF_LIVES_H = {
+    "IDENTITY_SELF_CONCEPT": 462.1,
+    "RELATIONAL_BONDS": 462.1,
+    "INTELLECTUAL_INTERESTS": 346.6,
+    "HEALTH_WELLBEING": 277.3,
+    "PROJECTS_ENDEAVORS": 277.3,
+    "HOBBIES_RECREATION": 198.0,
+    "PREFERENCES_HABITS": 138.6,
+    "FINANCIAL_MATERIAL": 126.0,
+    "OBLIGATIONS": 115.5,
+    "LOGISTICAL_CONTEXT": 86.6,
+    "OTHER": 138.6,
+}
+
+
+@pytest.mark.parametrize("row", fr.ONTOLOGY, ids=lambda r: r.category.name)
+def test_half_life_halves_the_kernels_activation(row):
+    """``half_life_hours`` is the effective age at which the score's decay halves an edge's
+    activation (a one-category edge, every clock reading that age, no event) — read from the
+    kernel, not from the property's formula — and twice it quarters it; the values are the hand
+    computed ones."""
+    w = np.zeros(fr.N_CATEGORIES, np.float32)
+    w[int(row.category)] = 1.0
+
+    def act(t: float) -> float:
+        ages = np.array([t, t, t / fr.HOURS_PER_MESSAGE], np.float32)  # clock sensitivities sum to 1
+        a, _, age = fr.activation(fr.default_params(), w, ages, np.bool_(False), np.float32(0.0))
+        assert math.isclose(float(age), t, rel_tol=1e-6)
+        return float(a)
+
+    t = row.half_life_hours
+    assert act(0.0) == 1.0
+    assert math.isclose(act(t), 0.5, rel_tol=1e-5)
+    assert math.isclose(act(2 * t), 0.25, rel_tol=1e-5)
+    assert round(t, 1) == HALF_LIVES_H[row.category.name]
 
 
 def test_paper_constants():

@@ -9,19 +9,6 @@ import pytest
 import frcore as fr
 
 
-@pytest.mark.parametrize("name", fr.__all__)
-def test_all_names_import(name):
-    mod = importlib.import_module("frcore")
-    assert getattr(mod, name) is not None
-
-
-def test_star_import_matches_all():
-    ns: dict = {}
-    exec("from frcore import *", ns)
-    missing = [n for n in fr.__all__ if n not in ns]
-    assert not missing
-
-
 @pytest.mark.parametrize("name", fr.KERNELS)
 def test_kernels_are_public(name):
     assert name in fr.__all__ and callable(getattr(fr, name))

@@ -20,14 +20,13 @@ from pathlib import Path
 
 import pytest
 from hypothesis import given, settings, strategies as st
+from mcp import Client, StdioServerParameters  # a dependency of frcore: no skip when it is missing
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "serve.md"
 #: ``fr`` as a command line (the console script may not be on PATH under pytest)
 FR = [sys.executable, "-c", "import sys; from frcore.cli import main; sys.exit(main())"]
 TOOLS = {"remember", "recall", "forget", "erase", "explain", "history", "stats"}
-
-mcp = pytest.importorskip("mcp")
 
 HOME = {"categories": {"IDENTITY_SELF_CONCEPT": 1.0}, "slot": "home_city"}
 FACTS = [
@@ -155,7 +154,6 @@ async def _scenario(client) -> dict:
 def served(tmp_path_factory):
     """The scenario's record, from one ``fr serve --embedder hash`` subprocess over stdio."""
     import anyio
-    from mcp import Client, StdioServerParameters
 
     bank = tmp_path_factory.mktemp("serve") / "memory.db"
     params = StdioServerParameters(
@@ -373,7 +371,6 @@ def _free_port() -> int:
 
 def test_streamable_http_smoke(tmp_path):
     import anyio
-    from mcp import Client
 
     port = _free_port()
     proc = subprocess.Popen(

@@ -356,6 +356,23 @@ def merged_group_parts(groups: Sequence[Sequence[tuple]]) -> tuple:
     return total, within, pairwise_variance_sum(means, weights)
 
 
+def a6_spot_check(rows: int = 30) -> bool:
+    """Exact rational spot-check of the identity and the decomposition at seeded points (the check of
+    ``a6_identity``; its proofs are :func:`theory.proofs.a6_result`'s)."""
+    rng = proofs.spot_rng(2)
+    ok = True
+    for _ in range(rows):
+        n = int(rng.integers(2, proofs.N_MAX + 1))
+        x, w = proofs.rationals(rng, n, -5.0, 5.0), proofs.rationals(rng, n, 0.001, 2.0)
+        ok &= weighted_variance_sum(x, w) == pairwise_variance_sum(x, w)
+        cuts = sorted(set(int(c) for c in rng.integers(1, n, size=2))) if n > 2 else [1]
+        bounds = [0, *cuts, n]
+        groups = [list(zip(x[a:b], w[a:b])) for a, b in zip(bounds, bounds[1:]) if b > a]
+        total, within, between = merged_group_parts(groups)
+        ok &= total == within + between
+    return bool(ok)
+
+
 @claim(
     "a6_identity",
     "A.6: weighted pairwise-variance identity and the coarsening excess",
@@ -369,7 +386,7 @@ def merged_group_parts(groups: Sequence[Sequence[tuple]]) -> tuple:
 def check_a6(corpus=None) -> ClaimResult:
     """SymPy proofs of the identity and the merged-group decomposition for any n and grouping and
     explicitly for n, k ≤ 11 (:func:`theory.proofs.a6_result`); exact rational spot-check."""
-    return proofs.a6_result()
+    return proofs.a6_result(spot=a6_spot_check())
 
 
 # --------------------------------------------------------------------------- A.11 dimension

@@ -144,11 +144,13 @@ def _tex(lhs, rhs, rel: str = "=") -> str:
     return f"{latex(lhs)} {rel} {latex(rhs)}"
 
 
-def _spot_rng(offset: int) -> np.random.Generator:
+def spot_rng(offset: int) -> np.random.Generator:
+    """The seeded generator of one spot-check (``offset`` tells the checks apart)."""
     return np.random.default_rng(SEED + offset)
 
 
-def _rationals(rng: np.random.Generator, n: int, lo: float, hi: float) -> list[Fraction]:
+def rationals(rng: np.random.Generator, n: int, lo: float, hi: float) -> list[Fraction]:
+    """``n`` exact rationals in [lo, hi] on a grid of 1/1000, drawn from ``rng``."""
     return [Fraction(int(v), 1000) for v in rng.integers(int(lo * 1000), int(hi * 1000) + 1, size=n)]
 
 
@@ -278,7 +280,7 @@ def _am_term_nonnegative() -> bool:
 def lemma1_spot_check(rows: int = 40) -> dict[str, bool]:
     """Exact rational spot-check of Lemma 1's four statements at seeded points (support sizes 1…11),
     and frcore's kernel against the formula at its own rates (float, rtol 1e-5)."""
-    rng = _spot_rng(1)
+    rng = spot_rng(1)
     ok = {
         "half-life identity": True,
         "between the smallest and largest rate": True,
@@ -287,7 +289,7 @@ def lemma1_spot_check(rows: int = 40) -> dict[str, bool]:
     }
     for _ in range(rows):
         K = int(rng.integers(1, N_MAX + 1))
-        w, lam = _rationals(rng, K, 0.001, 1.0), _rationals(rng, K, 0.001, 0.01)
+        w, lam = rationals(rng, K, 0.001, 1.0), rationals(rng, K, 0.001, 0.01)
         eff = sum(w) / sum(a / b for a, b in zip(w, lam))
         ok["between the smallest and largest rate"] &= min(lam) <= eff <= max(lam)
         ok["at most the arithmetic mean"] &= eff <= sum(a * b for a, b in zip(w, lam)) / sum(w)
@@ -439,24 +441,6 @@ def granularity_groupings() -> dict[str, list[list[str]]]:
     }
 
 
-def a6_spot_check(rows: int = 30) -> bool:
-    """Exact rational spot-check of the identity and the decomposition at seeded points."""
-    from .identities import merged_group_parts, pairwise_variance_sum, weighted_variance_sum
-
-    rng = _spot_rng(2)
-    ok = True
-    for _ in range(rows):
-        n = int(rng.integers(2, N_MAX + 1))
-        x, w = _rationals(rng, n, -5.0, 5.0), _rationals(rng, n, 0.001, 2.0)
-        ok &= weighted_variance_sum(x, w) == pairwise_variance_sum(x, w)
-        cuts = sorted(set(int(c) for c in rng.integers(1, n, size=2))) if n > 2 else [1]
-        bounds = [0, *cuts, n]
-        groups = [list(zip(x[a:b], w[a:b])) for a, b in zip(bounds, bounds[1:]) if b > a]
-        total, within, between = merged_group_parts(groups)
-        ok &= total == within + between
-    return bool(ok)
-
-
 A6_RULE = statements(
     "reproduced if SymPy proves the pairwise identity and the merged-group decomposition for any n "
     "and any grouping (finite-sum rules), and explicitly for n = 2…11 and every grouping of ≤ 11 groups "
@@ -470,11 +454,12 @@ A6_RANGE = (
 )
 
 
-def a6_result() -> ClaimResult:
+def a6_result(spot: bool) -> ClaimResult:
     """The check of the ``a6_identity`` claim (registered in :mod:`theory.identities`): the identity
     and the decomposition proved for general n / groupings and explicitly; each grouping the
-    granularity sweep uses is covered (its group sizes and count are ≤ 11); exact rational
-    spot-check."""
+    granularity sweep uses is covered (its group sizes and count are ≤ 11). ``spot``: the outcome
+    of the exact rational spot-check of the same statements (:func:`theory.identities.a6_spot_check`,
+    beside the functions it evaluates), the claim's check."""
     general = a6_general()
     explicit = {n: pairwise_explicit(n) for n in range(2, N_MAX + 1)}
     groups = {k: groups_explicit(k) for k in range(1, N_MAX + 1)}
@@ -487,7 +472,6 @@ def a6_result() -> ClaimResult:
             and (len(sizes) == 1 or explicit[len(sizes)])
         )
         shapes[name] = {"sizes": sizes, "proved": bool(covered)}
-    spot = a6_spot_check()
     statement = {
         "pairwise variance identity": bool(general["pairwise variance identity"]["proved"] and all(explicit.values())),
         "merged-group decomposition": bool(
@@ -575,13 +559,13 @@ def eps_chain() -> dict:
 
 def eps_spot_check(rows: int = 200) -> bool:
     """Exact rational instances: gaps ≥ Δmin > 2Lε and shifts in [−Lε, Lε] never flip a pair."""
-    rng = _spot_rng(3)
+    rng = spot_rng(3)
     ok = True
     for _ in range(rows):
-        L, eps = _rationals(rng, 2, 0.001, 5.0)
-        dmin = 2 * L * eps + _rationals(rng, 1, 0.001, 1.0)[0]
-        g = dmin + _rationals(rng, 1, 0.0, 1.0)[0]
-        di, dj = (L * eps * (2 * f - 1) for f in _rationals(rng, 2, 0.0, 1.0))
+        L, eps = rationals(rng, 2, 0.001, 5.0)
+        dmin = 2 * L * eps + rationals(rng, 1, 0.001, 1.0)[0]
+        g = dmin + rationals(rng, 1, 0.0, 1.0)[0]
+        di, dj = (L * eps * (2 * f - 1) for f in rationals(rng, 2, 0.0, 1.0))
         ok &= g + di - dj > 0
     return bool(ok)
 
@@ -692,10 +676,10 @@ def check_a12_proof(corpus=None) -> ClaimResult:
     """A.12's algebra for symbols, plus exact arithmetic on the paper's figures."""
     r = a12_proof()
     statement = {k: bool(r[k]["proved"]) for k in A12_PARTS}
-    rng = _spot_rng(4)
+    rng = spot_rng(4)
     spot = True
     for _ in range(100):  # exact rational spot-check of the bound
-        p0, p1, pa, pb = _rationals(rng, 4, 0.0, 1.0)
+        p0, p1, pa, pb = rationals(rng, 4, 0.0, 1.0)
         Pa, Pb = (1 - pa) * p0 + pa * p1, (1 - pb) * p0 + pb * p1
         spot &= abs(Pa - Pb) <= abs(pa - pb) and min(p0, p1) <= Pa <= max(p0, p1)
     return ClaimResult(
