@@ -106,13 +106,8 @@ def test_collapse_params_means_within_groups():
 def test_sweeps_batched_and_distributed_equal_local(suites, emb):
     from dask.distributed import Client, LocalCluster
 
-    from experiments.sweeps import (
-        LabelPerturbation,
-        build_table,
-        run_granularity,
-        run_label_perturbation,
-        run_multiplier,
-    )
+    from experiments.candidate_table import build_table
+    from experiments.sweeps import LabelPerturbation, run_granularity, run_label_perturbation, run_multiplier
 
     table = build_table(suites[:1], emb, source="test", progress=False)
     mult = run_multiplier(table)

@@ -1,5 +1,5 @@
-"""The vectorised lifecycle-state derivation equals the plain-loop one it replaced
-(tests/lifecycle_oracle.py, kept verbatim as an oracle) on generated fact sets: random slots,
+"""The vectorised lifecycle-state derivation equals a plain-loop one written from the definitions
+(tests/lifecycle_oracle.py, an oracle independent of the library's helpers) on generated fact sets: random slots,
 confidences around the threshold, said-at ties, event times, every link kind (including links
 to unseen, erased and self ids), retraction transitions, and valid times before, inside and
 after the history; and the store's cached, column-based path equals both, with known_at and

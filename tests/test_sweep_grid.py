@@ -10,8 +10,8 @@ import json
 import pytest
 
 import frcore as fr
+from experiments.candidate_table import build_table, rankings, scores
 from experiments.grid import evaluate_grid, grid_settings, parse_grid, rescorable, run_grid
-from experiments.sweeps import build_table, rankings, scores
 from frcore.bench import SYSTEMS, run_benchmark
 
 
@@ -140,7 +140,8 @@ def test_cli_writes_json_csv_and_figures(tmp_path, capsys):
     for g in res["grid"]:
         assert set(g) == {"params", "pass", "staleness", "per_av", "jaccard_at_10", "kendall_tau"}
         assert set(g["params"]) == {"rate.LOGISTICAL_CONTEXT", "alpha.OBLIGATIONS"}
-    rows = list(csv.DictReader(out.with_suffix(".csv").open()))
+    with out.with_suffix(".csv").open() as f:
+        rows = list(csv.DictReader(f))
     assert len(rows) == 6 and float(rows[0]["pass"]) == pytest.approx(res["grid"][0]["pass"], abs=1e-6)
     assert out.with_suffix(".png").stat().st_size > 1000
     one = tmp_path / "one.json"  # one parameter: curves
