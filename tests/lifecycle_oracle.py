@@ -11,9 +11,9 @@ from typing import Any
 import numpy as np
 
 from frcore import State
-from frcore._ontology import SUPERSESSION_CONFIDENCE_THRESHOLD
+from frcore._ontology import SUPERSESSION_CONFIDENCE_THRESHOLD, primary_name as _primary
 from frcore.bank.records._facts import FactRecord, to_utc_naive
-from frcore.bank.records._lifecycle import _EXPIRING, INVISIBLE, Transition, _as_transition, _primary
+from frcore.bank.records._lifecycle import _EXPIRING, INVISIBLE, Transition, _as_transition
 
 
 def derive_states_loop(

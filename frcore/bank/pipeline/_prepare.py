@@ -16,7 +16,7 @@ from typing import Literal
 import jax
 import numpy as np
 
-from ..._ontology import N_CATEGORIES, as_arrays
+from ..._ontology import N_CATEGORIES, as_arrays, primary_index
 from ..._packed import N_FEATURES, ROW_START, pack_candidates, pack_params, pack_query
 from ..._params import LifecycleParams
 from ..._scoring import admitted as _admitted, effective_age, effective_rate
@@ -207,7 +207,7 @@ class Prepared:
         """Rows whose primary category (argmax weight, first on ties) is ``cat``, ascending."""
         rows = self._by_primary.get(cat)
         if rows is None:
-            primary = np.argmax(self.weights, axis=1) if self._primary is None else self._primary
+            primary = primary_index(self.weights) if self._primary is None else self._primary
             rows = self._by_primary[cat] = np.flatnonzero(primary == cat)
         return rows
 
@@ -284,7 +284,7 @@ class Prepared:
         alpha = np.asarray(params.alpha, dtype=np.float64)
         primary = self._primary
         if primary is None:
-            primary = np.argmax(np.asarray(self.weights, dtype=np.float64), axis=1)
+            primary = primary_index(self.weights)
         own = 1.0 - alpha[primary]
         least = 1.0 - float(alpha.max())
         factor = np.ones(self.n)
@@ -373,7 +373,7 @@ def activation_floor_ages(
         return ages
     floors = np.asarray(params.floors, dtype=np.float64)
     stable = ~_EXPIRES & (floors > 0)
-    primary = np.argmax(w, axis=1)
+    primary = primary_index(w)
     a_min = np.where(np.asarray(typed, bool) & stable[primary], floors[primary], 0.0)
     rows = np.flatnonzero(a_min > 0)
     if rows.size == 0:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from ..._ontology import CATEGORY_NAMES
+from ..._ontology import CATEGORY_NAMES, primary_name
 from ..._time import hours_since_epoch as hours_since_epoch, parse_time
 from ..._types import LINK_KINDS
 from ..._validate import WEIGHT_SUM_TOL
@@ -79,12 +79,9 @@ class FactRecord:
 
     @property
     def primary_category(self) -> str:
-        """argmax_c w_c (first in table order on ties, as the score kernel does)."""
-        best = max(self.categories.values())
-        for name in CATEGORY_NAMES:
-            if self.categories.get(name, -1.0) == best:
-                return name
-        raise AssertionError("unreachable: categories validated")  # pragma: no cover
+        """argmax_c w_c, first in table order on ties, as the score kernel does
+        (:func:`frcore._ontology.primary_name`)."""
+        return primary_name(self.categories)
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-able dict that :func:`parse_fact` reads back to an equal record."""

@@ -93,14 +93,6 @@ def _as_transition(t: Any, i: int) -> Transition:
     return tr
 
 
-def _primary(categories: Mapping[str, float]) -> str:
-    best = max(categories.values())
-    for name in CATEGORY_NAMES:
-        if categories.get(name, -1.0) == best:
-            return name
-    raise ValueError(f"categories: no canonical category in {dict(categories)!r}")
-
-
 #: Codes of the link kinds in :attr:`LifecycleColumns.link_kind`: each kind's index in ``LINK_KINDS``.
 _RETRACTS, _TENTATIVE = LINK_KINDS.index("retracts"), LINK_KINDS.index("tentative_for")
 _US = timedelta(microseconds=1)
@@ -122,7 +114,7 @@ def row_lifecycle(edges: Sequence[FactRecord]) -> dict[str, np.ndarray]:
     for i in np.flatnonzero(has_event).tolist():
         e = edges[i]
         event[i] = _micros(e.event_time)
-        expiring[i] = _primary(e.categories) in _EXPIRING
+        expiring[i] = e.primary_category in _EXPIRING
     return {
         "said": np.fromiter((_micros(e.said_at) for e in edges), dtype=np.int64, count=n),
         "event": event,
