@@ -18,7 +18,7 @@ import numpy as np
 
 from ..._ontology import N_CATEGORIES, as_arrays, primary_index
 from ..._packed import N_FEATURES, ROW_START, pack_candidates, pack_params, pack_query
-from ..._params import LifecycleParams
+from ..._params import LifecycleParams, param_offset
 from ..._scoring import admitted as _admitted, effective_age, effective_rate
 from ..._types import N_STATES, ScoreConfig, State
 from ..._validate import WEIGHT_SUM_TOL, bucket_size, make_candidates, make_query
@@ -468,9 +468,7 @@ def relative_floor_params(params: LifecycleParams, sigma_max: float) -> np.ndarr
     """The packed parameter vector with the floor's threshold θ_F replaced by θ_F · σ_max
     (``floor_reference="query_max"``); θ_F unchanged when σ_max is not positive."""
     if _HOST_PACKED[0] is not params:
-        names = type(params)._fields
-        offset = sum(int(np.size(getattr(params, f))) for f in names[: names.index("floor_sim_threshold")])
-        _HOST_PACKED[:] = [params, pack_params(params), offset]
+        _HOST_PACKED[:] = [params, pack_params(params), param_offset("floor_sim_threshold")]
     vec = _HOST_PACKED[1].copy()
     if sigma_max > 0:
         vec[_HOST_PACKED[2]] = np.float32(vec[_HOST_PACKED[2]] * np.float32(sigma_max))
