@@ -156,8 +156,13 @@ def bench_regime(
 ) -> dict:
     """State of the score over a system's top-10 items (needs the records' score terms): share of
     items with activation < 0.01, σ = (1 − γ)·linked cosine + γ·BM25 quantiles, and the share of
-    items on which the semantic floor (σ ≥ 0.95) and numeric rescue (σ ≥ 0.85) can fire."""
+    items on which the semantic floor (σ ≥ 0.95) and numeric rescue (σ ≥ 0.85) can fire: the
+    thresholds of the default parameters (``floor_sim_threshold``, ``numeric_sim_threshold``), as
+    decimals (as a parameter file writes them)."""
+    import frcore
     from frcore.bank import PipelineConfig, hybrid_sigma
+
+    defaults = frcore.params_to_dict(frcore.default_params())["params"]
 
     g = PipelineConfig().hybrid_weight
     act, sig = [], []
@@ -177,8 +182,8 @@ def bench_regime(
         "sigma_p50": float(np.quantile(s, 0.5)),
         "sigma_p99": float(np.quantile(s, 0.99)),
         "sigma_max": float(s.max()),
-        "share_floor_can_fire": float((s >= 0.95).mean()),
-        "share_rescue_threshold": float((s >= 0.85).mean()),
+        "share_floor_can_fire": float((s >= defaults["floor_sim_threshold"]).mean()),
+        "share_rescue_threshold": float((s >= defaults["numeric_sim_threshold"]).mean()),
     }
 
 

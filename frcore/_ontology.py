@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import enum
 import functools
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -147,6 +148,20 @@ def category_index(name: str) -> int:
         return int(Category[name])
     except KeyError:
         raise ValueError(f"unknown category {name!r}; expected one of {', '.join(CATEGORY_NAMES)}") from None
+
+
+def primary_index(weights) -> np.ndarray:
+    """Primary category p = argmax_c w_c of (..., C) soft category weights, as indices: the first
+    category in table order among equal maxima (so all-zero weights give 0). The kernel's rule
+    (:func:`frcore.primary_category`), on the host: FR-Bank's preparation, routing and fact
+    records call this one function."""
+    return np.argmax(np.asarray(weights), axis=-1)
+
+
+def primary_name(categories: Mapping[str, float]) -> str:
+    """Primary category of soft weights ``{CATEGORY: w_c}``, by name: :func:`primary_index` of
+    the weights in table order (an absent category weighs 0)."""
+    return CATEGORY_NAMES[int(primary_index([float(categories.get(name, 0.0)) for name in CATEGORY_NAMES]))]
 
 
 def _check_table() -> None:

@@ -23,7 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ._ontology import N_CATEGORIES
-from ._params import LifecycleParams
+from ._params import PARAM_SHAPES, LifecycleParams
 from ._scoring import _DEFAULT, Candidates, Query, ScoreTerms, score, top_k
 from ._types import ScoreConfig
 
@@ -46,7 +46,8 @@ ROW_START: dict[str, int] = dict(zip((name for name, _ in ROWS), np.cumsum([0] +
 
 #: vmap axes of the unpacked (feature-major) candidates: weights and ages carry k last
 _AXES = Candidates._make(1 if n > 1 else 0 for _, n in ROWS)
-_PARAM_SIZES = {"rates": C, "alpha": C, "floors": C, "clocks": 3 * C, "cognitive_rates": C}
+#: number of values of each leaf in the packed parameter vector (the parameter table's shapes)
+_PARAM_SIZES = {name: int(np.prod(shape, dtype=np.int64)) for name, shape in PARAM_SHAPES.items()}
 
 
 def pack_params(params: LifecycleParams) -> np.ndarray:
@@ -56,10 +57,9 @@ def pack_params(params: LifecycleParams) -> np.ndarray:
         x = np.asarray(getattr(params, name), dtype=np.float32)
         if name == "clocks":
             x = x.T
-        if x.size != _PARAM_SIZES.get(name, 1):
+        if x.size != _PARAM_SIZES[name]:
             raise ValueError(
-                f"params.{name}: expected {_PARAM_SIZES.get(name, 1)} values, got {x.size} (stacked params cannot be "
-                "packed)"
+                f"params.{name}: expected {_PARAM_SIZES[name]} values, got {x.size} (stacked params cannot be packed)"
             )
         parts.append(x.ravel())
     return np.concatenate(parts)
@@ -69,7 +69,7 @@ def unpack_params(vec: jax.Array) -> LifecycleParams:
     """Inverse of :func:`pack_params` (inside jit: slices only)."""
     out, i = {}, 0
     for name in LifecycleParams._fields:
-        n = _PARAM_SIZES.get(name, 1)
+        n = _PARAM_SIZES[name]
         x = vec[i : i + n]
         i += n
         if name == "clocks":

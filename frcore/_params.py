@@ -63,6 +63,57 @@ class LifecycleParams(NamedTuple):
     numeric_exempt_weight: Leaf  # () ω_num
 
 
+class ParamField(NamedTuple):
+    """One row of :data:`PARAM_TABLE`: a leaf of :class:`LifecycleParams`, its shape, the range
+    its values must lie in and what it means."""
+
+    name: str
+    shape: tuple[int, ...]  # (C,) per category, (C, 3) the clocks, () a scalar
+    range: str  # "> 0", "[0, 1]", "≥ 0, rows sum to 1" (the clocks) or "" (any finite number)
+    meaning: str
+
+
+#: The parameter table: every leaf of :class:`LifecycleParams`, in field order. Validation
+#: (:func:`validate_params`), the parameter file and its overrides (``frcore._params_io``),
+#: packing (``frcore._packed``) and FR-Bank's relative floor read their shapes, ranges and
+#: places from it.
+PARAM_TABLE: tuple[ParamField, ...] = (
+    ParamField("rates", (N_CATEGORIES,), "> 0", "λ_c, decay rate per hour of each category"),
+    ParamField("alpha", (N_CATEGORIES,), "[0, 1]", "α_c, weight of activation in the blend"),
+    ParamField("floors", (N_CATEGORIES,), "[0, 1]", "F_c, semantic floor of each category"),
+    ParamField("clocks", (N_CATEGORIES, 3), "≥ 0, rows sum to 1", "clock sensitivities (abs, session, conv)"),
+    ParamField("cognitive_rates", (N_CATEGORIES,), "> 0", "rate of each category's cognitive type"),
+    ParamField("uniform_rate", (), "> 0", "uniform-decay ablation rate"),
+    ParamField("global_alpha", (), "[0, 1]", "global-α ablation value"),
+    ParamField("hours_per_message", (), "", "effective hours of one conversational message"),
+    ParamField("antic_window", (), "> 0", "hours before the event where the anticipation ramp starts"),
+    ParamField("antic_start", (), "", "anticipation at the start of the ramp"),
+    ParamField("antic_peak", (), "", "anticipation at the event"),
+    ParamField("antic_post_decay", (), "", "anticipation decay per hour after the event"),
+    ParamField("staleness_floor", (), "", "anticipation floor of a past event"),
+    ParamField("floor_sim_threshold", (), "", "σ at or above which the semantic floor applies"),
+    ParamField("numeric_sim_threshold", (), "", "σ at or above which numeric rescue applies"),
+    ParamField("numeric_rescue", (), "", "numeric rescue factor"),
+    ParamField("routing_boost", (), "", "β of the routing term log(1 + β Σ_c w_c r_c)"),
+    ParamField("numeric_exempt_weight", (), "[0, 1]", "ω_num, weight of an edge admitted only as numeric"),
+)
+assert tuple(f.name for f in PARAM_TABLE) == LifecycleParams._fields, "PARAM_TABLE: one row per leaf, in field order"
+#: Shape of each leaf, by name.
+PARAM_SHAPES: dict[str, tuple[int, ...]] = {f.name: f.shape for f in PARAM_TABLE}
+#: Leaves whose values must be > 0, and leaves whose values must lie in [0, 1] (in field order).
+POSITIVE_PARAMS: tuple[str, ...] = tuple(f.name for f in PARAM_TABLE if f.range == "> 0")
+UNIT_PARAMS: tuple[str, ...] = tuple(f.name for f in PARAM_TABLE if f.range == "[0, 1]")
+#: Tolerance on each clock row's sum Σ_k s_ck = 1.
+CLOCK_SUM_TOL = 1e-6
+
+
+def param_offset(name: str) -> int:
+    """Place of leaf ``name``'s first value in the packed parameter vector (``frcore._packed``):
+    the number of values of the leaves before it."""
+    names = [f.name for f in PARAM_TABLE]
+    return sum(int(np.prod(f.shape, dtype=np.int64)) for f in PARAM_TABLE[: names.index(name)])
+
+
 def default_params(dtype=jnp.float32) -> LifecycleParams:
     """The released parameters (SPEC §2–3) as a pytree of ``dtype`` arrays (converted on the
     host and put on the device: no computation to compile)."""
@@ -98,26 +149,24 @@ def params_to_numpy(params: LifecycleParams) -> LifecycleParams:
 def validate_params(params: LifecycleParams) -> LifecycleParams:
     """Check shapes and ranges at the boundary; ``ValueError`` naming the field and index."""
     p = params_to_numpy(params)
-    C = N_CATEGORIES
-    shapes = {"rates": (C,), "alpha": (C,), "floors": (C,), "clocks": (C, 3), "cognitive_rates": (C,)}
     for name in LifecycleParams._fields:
         value = getattr(p, name)
-        want = shapes.get(name, ())
+        want = PARAM_SHAPES[name]
         if value.shape != want:
             raise ValueError(f"params.{name}: expected shape {want}, got {value.shape}")
         bad = np.flatnonzero(~np.isfinite(value.ravel()))
         if bad.size:
             raise ValueError(f"params.{name}: non-finite value at index {int(bad[0])}")
-    for name in ("rates", "cognitive_rates", "uniform_rate", "antic_window"):
+    for name in POSITIVE_PARAMS:
         bad = np.flatnonzero(np.atleast_1d(getattr(p, name)) <= 0)
         if bad.size:
             raise ValueError(f"params.{name}: must be > 0 (index {int(bad[0])})")
-    for name in ("alpha", "floors", "global_alpha", "numeric_exempt_weight"):
+    for name in UNIT_PARAMS:
         v = np.atleast_1d(getattr(p, name))
         bad = np.flatnonzero((v < 0) | (v > 1))
         if bad.size:
             raise ValueError(f"params.{name}: must lie in [0, 1] (index {int(bad[0])}: {v[bad[0]]})")
-    rows = np.flatnonzero(np.abs(p.clocks.sum(axis=1) - 1.0) > 1e-6)
+    rows = np.flatnonzero(np.abs(p.clocks.sum(axis=1) - 1.0) > CLOCK_SUM_TOL)
     if rows.size:
         raise ValueError(f"params.clocks: row {int(rows[0])} does not sum to 1")
     if np.any(p.clocks < 0):

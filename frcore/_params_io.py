@@ -35,7 +35,15 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ._ontology import CATEGORY_NAMES, N_CATEGORIES
-from ._params import LifecycleParams, default_params, validate_params
+from ._params import (
+    CLOCK_SUM_TOL,
+    PARAM_SHAPES,
+    POSITIVE_PARAMS,
+    UNIT_PARAMS,
+    LifecycleParams,
+    default_params,
+    validate_params,
+)
 
 #: The ``format`` tag of a parameter file.
 PARAMS_FORMAT = "frcore-params-v1"
@@ -50,9 +58,6 @@ GROUPS = {**{g: leaf for leaf, g in CATEGORY_LEAVES.items()}, **{leaf: leaf for 
 CLOCK_KINDS = ("abs", "session", "conv")
 #: Scalar leaves (settable as ``NAME=V``).
 SCALAR_LEAVES = tuple(n for n in LifecycleParams._fields if n not in CATEGORY_LEAVES and n != "clocks")
-#: Leaves that must be > 0 / lie in [0, 1] (the same rules as :func:`frcore.validate_params`).
-POSITIVE = ("rates", "cognitive_rates", "uniform_rate", "antic_window")
-UNIT = ("alpha", "floors", "global_alpha", "numeric_exempt_weight")
 
 
 class ParamsError(ValueError):
@@ -86,7 +91,7 @@ def check_leaves(leaves: Mapping[str, np.ndarray], source: str | None = None, pr
     C = N_CATEGORIES
     for name in LifecycleParams._fields:
         v = leaves[name]
-        want = (C,) if name in CATEGORY_LEAVES else (C, 3) if name == "clocks" else ()
+        want = PARAM_SHAPES[name]
         if v.shape != want:
             what = {
                 (C,): f"{C} numbers (one per category, in table order)",
@@ -107,11 +112,11 @@ def check_leaves(leaves: Mapping[str, np.ndarray], source: str | None = None, pr
         bad = np.flatnonzero(~np.isfinite(v))
         if bad.size:
             raise ParamsError(where(name, int(bad[0])), f"not a finite number ({v[bad[0]]})", source)
-        if name in POSITIVE:
+        if name in POSITIVE_PARAMS:
             bad = np.flatnonzero(v <= 0)
             if bad.size:
                 raise ParamsError(where(name, int(bad[0])), f"must be > 0, got {_fmt(v[bad[0]])}", source)
-        if name in UNIT:
+        if name in UNIT_PARAMS:
             bad = np.flatnonzero((v < 0) | (v > 1))
             if bad.size:
                 raise ParamsError(where(name, int(bad[0])), f"must lie in [0, 1], got {_fmt(v[bad[0]])}", source)
@@ -122,7 +127,7 @@ def check_leaves(leaves: Mapping[str, np.ndarray], source: str | None = None, pr
         raise ParamsError(
             f"{prefix}clocks.{CATEGORY_NAMES[r]}.{CLOCK_KINDS[k]}", f"must be ≥ 0, got {_fmt(clocks[r, k])}", source
         )
-    rows = np.flatnonzero(np.abs(clocks.sum(axis=1) - 1.0) > 1e-6)
+    rows = np.flatnonzero(np.abs(clocks.sum(axis=1) - 1.0) > CLOCK_SUM_TOL)
     if rows.size:
         r = int(rows[0])
         raise ParamsError(

@@ -1,4 +1,4 @@
-"""Lifecycle states, query intents, the compatibility table and the static ablation switches."""
+"""Lifecycle states, typed links, query intents, the compatibility table and the static ablation switches."""
 
 from __future__ import annotations
 
@@ -42,6 +42,11 @@ N_STATES = len(State)
 N_INTENTS = len(Intent)
 STATE_NAMES = tuple(s.name.lower() for s in State)
 INTENT_NAMES = tuple(i.name.lower() for i in Intent)
+#: Kinds of the typed links an edge may carry to other edges (by id), in the order error messages
+#: list them (docs/formats.md). FR-Bank's fact schema, its lifecycle derivation (a link's kind is
+#: coded as its index here, in memory only: no file stores the code) and LifecycleBench's suite
+#: format all read this one tuple.
+LINK_KINDS: tuple[str, ...] = ("supersedes", "retracts", "contradicts", "tentative_for")
 
 
 def _compatibility_table() -> np.ndarray:

@@ -15,6 +15,8 @@ from ._ontology import CATEGORY_NAMES, N_CATEGORIES, category_index
 from ._scoring import Candidates, Query
 from ._types import N_STATES, intent_index
 
+#: Tolerance on Σ_c w_c = 1 for an edge's soft category weights: the score's boundary, FR-Bank's
+#: fact schema and LifecycleBench's suite format all check against it.
 WEIGHT_SUM_TOL = 1e-3
 #: Shape buckets for k: candidate counts are padded up to the next bucket so a sweep over k
 #: compiles once per bucket, not once per k.

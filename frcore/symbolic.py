@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 import sympy as sp
 
+from ._ontology import primary_index
 from ._params import MIN_BLEND, MIN_SUPERSESSION_WEIGHT, LifecycleParams
 from ._types import COMPATIBLE, SCORE_SUMMANDS, Intent, State
 
@@ -304,7 +305,7 @@ def inputs(params: LifecycleParams, query, cands) -> dict[str, np.ndarray]:
     p = LifecycleParams(*(np.asarray(x, dtype=np.float64) for x in params))
     wts = np.asarray(cands.weights, dtype=np.float64)
     k, n_cat = wts.shape
-    prim = np.argmax(wts, axis=1)  # first maximum on ties, as the kernels' primary category
+    prim = primary_index(wts)
     ages = np.asarray(cands.ages, dtype=np.float64)
 
     def full(x):

@@ -117,7 +117,12 @@ def score_regime(corpus) -> dict:
     """Where frcore's score sits on this corpus (valid candidates; support edges apart): share of
     activations below 0.01 (the blend is then ≈ (1 − α_c)·σ), σ quantiles, and the share of
     candidates on which the semantic floor (σ ≥ 0.95) and the numeric rescue (σ ≥ 0.85, numeric)
-    can fire."""
+    can fire: the thresholds of the default parameters (``floor_sim_threshold``,
+    ``numeric_sim_threshold``), as decimals (as a parameter file writes them)."""
+    import frcore
+
+    defaults = frcore.params_to_dict(frcore.default_params())["params"]
+    floor, rescue = defaults["floor_sim_threshold"], defaults["numeric_sim_threshold"]
     act = np.asarray(corpus.activation(), dtype=np.float64)
     v = np.asarray(corpus.valid, dtype=bool)
     sup = v & np.asarray(corpus.support, dtype=bool)
@@ -133,8 +138,8 @@ def score_regime(corpus) -> dict:
         "sigma_p90": float(q[1]),
         "sigma_p99": float(q[2]),
         "sigma_max": float(s.max()) if s.size else float("nan"),
-        "share_floor_can_fire": float((s >= 0.95).mean()) if s.size else float("nan"),
-        "share_numeric_rescue_can_fire": float(((sim >= 0.85) & num)[v].mean()) if v.any() else float("nan"),
+        "share_floor_can_fire": float((s >= floor).mean()) if s.size else float("nan"),
+        "share_numeric_rescue_can_fire": float(((sim >= rescue) & num)[v].mean()) if v.any() else float("nan"),
         "support_sigma_median": float(np.median(sim[sup])) if sup.any() else float("nan"),
     }
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from .._ontology import primary_index
 from .._params import LifecycleParams, default_params, validate_params
 from .._time import EPOCH as EPOCH, hours_since_epoch, parse_time as _parse_time
 from .._types import STATE_NAMES
@@ -631,7 +632,7 @@ class Bank:
             by_id = {e.id: e.links for e in self.store.edges(known_at=known_at, version=snap.version, user=self.user)}
             links = [by_id.get(str(i), {}) for i in ids]
         related = related_pairs(snap.slots, snap.said_at_h, links, snap.index, snap.slot_codes)
-        primary = np.argmax(snap.weights, axis=1) if len(ids) else np.zeros(0, np.int64)
+        primary = primary_index(snap.weights) if len(ids) else np.zeros(0, np.int64)
         if lexical is None:
             texts = [self.normalize(t) for t in snap.texts]
             if len(self._tokens) > 2 * len(texts) + 10_000:

@@ -46,15 +46,14 @@ from typing import Any, Literal, overload
 
 from .._ontology import CATEGORY_NAMES
 from .._time import parse_time
-from .._types import INTENT_NAMES
+from .._types import INTENT_NAMES, LINK_KINDS
+from .._validate import WEIGHT_SUM_TOL
 
 __all__ = [
     "ATTACK_VECTORS",
     "FACT_ROLES",
-    "LINK_KINDS",
     "SESSION_TYPES",
     "TURN_ROLES",
-    "WEIGHT_TOLERANCE",
     "CorpusItem",
     "Fact",
     "Question",
@@ -96,11 +95,8 @@ FACT_ROLES: tuple[str, ...] = (
     "tentative",
     "annotated",
 )
-LINK_KINDS: tuple[str, ...] = ("supersedes", "retracts", "contradicts", "tentative_for")
 SESSION_TYPES: tuple[str, ...] = ("critical", "filler")
 TURN_ROLES: tuple[str, ...] = ("user", "assistant")
-#: Category weights of a fact must sum to 1 within this tolerance.
-WEIGHT_TOLERANCE = 1e-3
 SUPPORTED_VERSIONS = (1,)
 
 _AV_KEY = re.compile(r"^(AV[1-9])(?:_|$)")
@@ -414,8 +410,8 @@ def _parse_categories(ctx: _Ctx, obj: Mapping[str, Any], item: str, fld: str) ->
             raise ctx.err(item, f"{fld}.{name}", f"weight {w!r} outside [0, 1]")
         out[name] = float(w)
     total = sum(out.values())
-    if abs(total - 1.0) > WEIGHT_TOLERANCE:
-        raise ctx.err(item, fld, f"weights sum to {total:.6g}, expected 1 (±{WEIGHT_TOLERANCE:g})")
+    if abs(total - 1.0) > WEIGHT_SUM_TOL:
+        raise ctx.err(item, fld, f"weights sum to {total:.6g}, expected 1 (±{WEIGHT_SUM_TOL:g})")
     return out
 
 

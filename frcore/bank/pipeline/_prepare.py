@@ -16,9 +16,9 @@ from typing import Literal
 import jax
 import numpy as np
 
-from ..._ontology import N_CATEGORIES, as_arrays
+from ..._ontology import N_CATEGORIES, as_arrays, primary_index
 from ..._packed import N_FEATURES, ROW_START, pack_candidates, pack_params, pack_query
-from ..._params import LifecycleParams
+from ..._params import LifecycleParams, param_offset
 from ..._scoring import admitted as _admitted, effective_age, effective_rate
 from ..._types import N_STATES, ScoreConfig, State
 from ..._validate import WEIGHT_SUM_TOL, bucket_size, make_candidates, make_query
@@ -207,7 +207,7 @@ class Prepared:
         """Rows whose primary category (argmax weight, first on ties) is ``cat``, ascending."""
         rows = self._by_primary.get(cat)
         if rows is None:
-            primary = np.argmax(self.weights, axis=1) if self._primary is None else self._primary
+            primary = primary_index(self.weights) if self._primary is None else self._primary
             rows = self._by_primary[cat] = np.flatnonzero(primary == cat)
         return rows
 
@@ -284,7 +284,7 @@ class Prepared:
         alpha = np.asarray(params.alpha, dtype=np.float64)
         primary = self._primary
         if primary is None:
-            primary = np.argmax(np.asarray(self.weights, dtype=np.float64), axis=1)
+            primary = primary_index(self.weights)
         own = 1.0 - alpha[primary]
         least = 1.0 - float(alpha.max())
         factor = np.ones(self.n)
@@ -373,7 +373,7 @@ def activation_floor_ages(
         return ages
     floors = np.asarray(params.floors, dtype=np.float64)
     stable = ~_EXPIRES & (floors > 0)
-    primary = np.argmax(w, axis=1)
+    primary = primary_index(w)
     a_min = np.where(np.asarray(typed, bool) & stable[primary], floors[primary], 0.0)
     rows = np.flatnonzero(a_min > 0)
     if rows.size == 0:
@@ -468,9 +468,7 @@ def relative_floor_params(params: LifecycleParams, sigma_max: float) -> np.ndarr
     """The packed parameter vector with the floor's threshold θ_F replaced by θ_F · σ_max
     (``floor_reference="query_max"``); θ_F unchanged when σ_max is not positive."""
     if _HOST_PACKED[0] is not params:
-        names = type(params)._fields
-        offset = sum(int(np.size(getattr(params, f))) for f in names[: names.index("floor_sim_threshold")])
-        _HOST_PACKED[:] = [params, pack_params(params), offset]
+        _HOST_PACKED[:] = [params, pack_params(params), param_offset("floor_sim_threshold")]
     vec = _HOST_PACKED[1].copy()
     if sigma_max > 0:
         vec[_HOST_PACKED[2]] = np.float32(vec[_HOST_PACKED[2]] * np.float32(sigma_max))

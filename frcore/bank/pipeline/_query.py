@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..._ontology import CATEGORY_NAMES, N_CATEGORIES
+from ..._ontology import CATEGORY_NAMES, N_CATEGORIES, primary_index
 from ..._types import INTENT_NAMES
 
 # ----------------------------------------------------------------------------- intent rules
@@ -289,7 +289,7 @@ class Routing:
 
     @property
     def top(self) -> int | None:
-        return int(np.argmax(self.weights)) if self.weights.max() > 0 else None
+        return int(primary_index(self.weights)) if self.weights.max() > 0 else None
 
 
 #: Softmax temperature of :meth:`Router.categorize`. Set so that the soft categories of raw

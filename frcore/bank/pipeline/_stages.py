@@ -15,6 +15,7 @@ import math
 
 import numpy as np
 
+from ..._ontology import primary_index
 from ..._packed import score_top_k_rows
 from ..._params import LifecycleParams
 from ..._runtime import cached_call
@@ -178,7 +179,7 @@ def forced_candidates(
     """Stage 3, category-forced candidates: the ``count`` alive rows of highest hybrid σ among
     those whose primary category is the query's top routed category (the first maximum of
     ``routing``, as argmax); none when that category's routing weight is not positive."""
-    top_routed = max(range(routing.shape[0]), key=routing.item) if routing.shape[0] else 0
+    top_routed = int(primary_index(routing)) if routing.shape[0] else 0
     if not (count and routing.shape[0] and routing.item(top_routed) > 0):
         return None
     idx = prep.rows_of_primary(top_routed)

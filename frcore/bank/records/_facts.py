@@ -20,15 +20,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from ..._ontology import CATEGORY_NAMES
+from ..._ontology import CATEGORY_NAMES, primary_name
 from ..._time import hours_since_epoch as hours_since_epoch, parse_time
+from ..._types import LINK_KINDS
+from ..._validate import WEIGHT_SUM_TOL
 
-#: Link kinds an edge may carry to other edges (by id).
-LINK_KINDS: tuple[str, ...] = ("supersedes", "retracts", "contradicts", "tentative_for")
 #: Edge kinds: an extracted fact, or a raw conversation turn (a distractor in the corpus).
 EDGE_KINDS: tuple[str, ...] = ("fact", "turn")
-#: Tolerance on Σ_c w_c = 1 (same as the score's boundary validation).
-WEIGHT_SUM_TOL = 1e-3
 #: Categories given to a turn that arrives without any (OTHER is the ontology's +1 catch-all).
 #: Our choice: an unextracted turn carries no category information.
 TURN_DEFAULT_CATEGORIES: dict[str, float] = {"OTHER": 1.0}
@@ -55,7 +53,7 @@ class FactRecord:
       slot: slot key κ; edges sharing a slot compete (supersession).
       confidence: extractor confidence in [0, 1]; < 0.7 makes supersession soft.
       numeric: carries a number, amount or date (``None`` before validation = detect from text).
-      links: ``{kind: (target ids, ...)}`` for kinds in :data:`LINK_KINDS`.
+      links: ``{kind: (target ids, ...)}`` for kinds in :data:`frcore._types.LINK_KINDS`.
       session: conversation session number, if known.
       kind: ``"fact"`` or ``"turn"``.
       speaker: who said it (for turns), if known.
@@ -81,12 +79,9 @@ class FactRecord:
 
     @property
     def primary_category(self) -> str:
-        """argmax_c w_c (first in table order on ties, as the score kernel does)."""
-        best = max(self.categories.values())
-        for name in CATEGORY_NAMES:
-            if self.categories.get(name, -1.0) == best:
-                return name
-        raise AssertionError("unreachable: categories validated")  # pragma: no cover
+        """argmax_c w_c, first in table order on ties, as the score kernel does
+        (:func:`frcore._ontology.primary_name`)."""
+        return primary_name(self.categories)
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-able dict that :func:`parse_fact` reads back to an equal record."""

@@ -48,7 +48,7 @@ import numpy as np
 
 from ..._ontology import CATEGORY_NAMES, N_CATEGORIES, SUPERSESSION_CONFIDENCE_THRESHOLD, as_arrays
 from ..._time import EPOCH, hours_since_epoch
-from ..._types import State
+from ..._types import LINK_KINDS, State
 from ._facts import FactRecord, to_utc_naive
 
 #: Transition kinds recorded by the store. Only ``retract`` changes a derived state (an erased
@@ -93,17 +93,8 @@ def _as_transition(t: Any, i: int) -> Transition:
     return tr
 
 
-def _primary(categories: Mapping[str, float]) -> str:
-    best = max(categories.values())
-    for name in CATEGORY_NAMES:
-        if categories.get(name, -1.0) == best:
-            return name
-    raise ValueError(f"categories: no canonical category in {dict(categories)!r}")
-
-
-#: Link kinds that take part in derivation, coded in :attr:`LifecycleColumns.link_kind`.
-LINK_KINDS: tuple[str, ...] = ("retracts", "supersedes", "contradicts", "tentative_for")
-_RETRACTS, _SUPERSEDES, _CONTRADICTS, _TENTATIVE = range(len(LINK_KINDS))
+#: Codes of the link kinds in :attr:`LifecycleColumns.link_kind`: each kind's index in ``LINK_KINDS``.
+_RETRACTS, _TENTATIVE = LINK_KINDS.index("retracts"), LINK_KINDS.index("tentative_for")
 _US = timedelta(microseconds=1)
 
 
@@ -123,7 +114,7 @@ def row_lifecycle(edges: Sequence[FactRecord]) -> dict[str, np.ndarray]:
     for i in np.flatnonzero(has_event).tolist():
         e = edges[i]
         event[i] = _micros(e.event_time)
-        expiring[i] = _primary(e.categories) in _EXPIRING
+        expiring[i] = e.primary_category in _EXPIRING
     return {
         "said": np.fromiter((_micros(e.said_at) for e in edges), dtype=np.int64, count=n),
         "event": event,
