@@ -25,6 +25,7 @@ from .pipeline import (
     scale_sigma_max as scale_sigma_max,
 )
 from .records import (
+    FACT_FIELDS as FACT_FIELDS,
     FactRecord as FactRecord,
     derive_states as derive_states,
     neutralize as neutralize,
@@ -48,6 +49,7 @@ __all__ = [
     "neutralize",
     "result_limit",
     # facts and their lifecycle states
+    "FACT_FIELDS",  # the fact format's fields: the one table of the bank, MCP and suite loaders
     "FactRecord",
     "parse_fact",
     "derive_states",

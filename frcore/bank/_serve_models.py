@@ -8,35 +8,35 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .._ontology import CATEGORY_NAMES
 from .._types import INTENT_NAMES
+from .records import FACT_FIELDS
 
 Time = str | None
+
+
+def _about(name: str) -> str:
+    """A fact field's description: its line in :data:`frcore.bank.records.FACT_FIELDS`."""
+    return FACT_FIELDS[name].description
 
 
 class Fact(BaseModel):
     """One fact in the FR-Bank fact format (docs/formats.md#facts-fr-bank); other keys are ignored."""
 
+    # The fields of FACT_FIELDS marked ``mcp`` (tests/test_fact_fields.py), required when the bank
+    # requires them of every edge; the types are the input schema's.
     model_config = ConfigDict(extra="ignore")
-    id: str = Field(description="unique edge id")
-    text: str = Field(description="the fact")
-    categories: dict[str, float] | None = Field(
-        None,
-        description="soft category weights {CATEGORY: weight} summing to 1; categories: " + ", ".join(CATEGORY_NAMES),
-    )
-    said_at: str = Field(description="when it was said: YYYY-MM-DD or ISO-8601 datetime")
-    event_time: Time = Field(None, description="time of the event it is about (a trip, a deadline)")
-    slot: str | None = Field(None, description="slot key: facts sharing a slot are values of one attribute")
-    confidence: float | None = Field(
-        None, description="extractor confidence in [0, 1] (default 1); below 0.7 an update is a soft supersession"
-    )
-    numeric: bool | None = Field(None, description="carries a number, amount or date (default: detected)")
-    links: dict[str, str | list[str]] | None = Field(
-        None, description="typed links {kind: id or [ids]}, kinds supersedes, retracts, contradicts, tentative_for"
-    )
-    session: int | None = Field(None, description="conversation session number")
-    kind: Literal["fact", "turn"] | None = Field(None, description='"fact" (default) or "turn"')
-    speaker: str | None = Field(None, description="who said it")
+    id: str = Field(description=_about("id"))
+    text: str = Field(description=_about("text"))
+    categories: dict[str, float] | None = Field(None, description=_about("categories"))
+    said_at: str = Field(description=_about("said_at"))
+    event_time: Time = Field(None, description=_about("event_time"))
+    slot: str | None = Field(None, description=_about("slot"))
+    confidence: float | None = Field(None, description=_about("confidence"))
+    numeric: bool | None = Field(None, description=_about("numeric"))
+    links: dict[str, str | list[str]] | None = Field(None, description=_about("links"))
+    session: int | None = Field(None, description=_about("session"))
+    kind: Literal["fact", "turn"] | None = Field(None, description=_about("kind"))
+    speaker: str | None = Field(None, description=_about("speaker"))
 
 
 class Turn(BaseModel):

@@ -3,9 +3,9 @@
 One JSON file per persona::
 
     persona, name, asked_at, sessions[id, date, type critical|filler, topic],
-    facts[id, text, categories{CATEGORY: weight}, slot, session, said_at, event_time,
-          confidence, numeric, role, links{supersedes|retracts|contradicts|tentative_for},
-          source],
+    facts[the fields of frcore.bank.FACT_FIELDS marked suite: id, text, categories{CATEGORY:
+          weight}, said_at, event_time, slot, confidence, numeric,
+          links{supersedes|retracts|contradicts|tentative_for}, session, role, source],
     turns[id, session, said_at, role, text],
     questions[id, text, asked_at, attack_vector, relevant_categories, correct_answer,
               wrong_answer_indicators, intent, support[ids], wrong[ids], notes, conflict]
@@ -48,6 +48,7 @@ from .._ontology import CATEGORY_NAMES
 from .._time import parse_time
 from .._types import INTENT_NAMES, LINK_KINDS
 from .._validate import WEIGHT_SUM_TOL
+from ..bank import FACT_FIELDS
 
 __all__ = [
     "ATTACK_VECTORS",
@@ -349,20 +350,8 @@ def _extra(obj: Mapping[str, Any], known: Sequence[str]) -> dict[str, Any]:
 # --------------------------------------------------------------------------- parse one record
 
 _SESSION_KEYS = ("id", "date", "type", "topic")
-_FACT_KEYS = (
-    "id",
-    "text",
-    "categories",
-    "slot",
-    "session",
-    "said_at",
-    "event_time",
-    "confidence",
-    "numeric",
-    "role",
-    "links",
-    "source",
-)
+#: A suite fact's keys: the fields of the one fact table marked ``suite``, every one required.
+_FACT_KEYS = tuple(name for name, f in FACT_FIELDS.items() if f.suite)
 _TURN_KEYS = ("id", "session", "said_at", "role", "text")
 _QUESTION_KEYS = (
     "id",

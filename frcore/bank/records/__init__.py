@@ -4,8 +4,11 @@ What the rest of FR-Bank uses of this layer is imported from here; its modules a
 """
 
 from ._facts import (
+    FACT_FIELDS as FACT_FIELDS,
     OWNER as OWNER,
+    REQUIRED_KEYS as REQUIRED_KEYS,
     FactError as FactError,
+    FactField as FactField,
     FactRecord as FactRecord,
     check_user as check_user,
     injection_finding as injection_finding,
@@ -31,11 +34,14 @@ from ._owner import neutralize as neutralize, owner_pattern as owner_pattern
 __all__ = [
     "neutralize",
     "owner_pattern",
+    "FACT_FIELDS",
     "FactError",
+    "FactField",
     "FactRecord",
     "INVISIBLE",
     "LifecycleColumns",
     "OWNER",
+    "REQUIRED_KEYS",
     "Snapshot",
     "Transition",
     "check_user",

@@ -18,9 +18,9 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
-from ..._ontology import CATEGORY_NAMES, primary_name
+from ..._ontology import CATEGORY_NAMES, SUPERSESSION_CONFIDENCE_THRESHOLD, primary_name
 from ..._time import hours_since_epoch as hours_since_epoch, parse_time
 from ..._types import LINK_KINDS
 from ..._validate import WEIGHT_SUM_TOL
@@ -30,6 +30,86 @@ EDGE_KINDS: tuple[str, ...] = ("fact", "turn")
 #: Categories given to a turn that arrives without any (OTHER is the ontology's +1 catch-all).
 #: Our choice: an unextracted turn carries no category information.
 TURN_DEFAULT_CATEGORIES: dict[str, float] = {"OTHER": 1.0}
+
+
+@dataclass(frozen=True)
+class FactField:
+    """One field of the fact format (docs/formats.md: Facts, and a suite's ``facts[]``).
+
+    Attributes:
+      bank: how :func:`parse_fact` reads it — ``"required"`` of every edge, ``"required of
+        facts"`` (a turn may omit it), ``"optional"``, or ``"ignored"``: not a field of the bank
+        (a suite's ground truth and provenance; ignored like any key the format does not name).
+      suite: a key of a LifecycleBench suite's facts (:func:`frcore.bench.parse_suite`), where
+        every such key is required (null where its type allows).
+      mcp: a field of the MCP ``remember`` tool's ``Fact`` (:mod:`frcore.bank._serve_models`).
+        ``user`` is not one: a server serves one user (``fr serve --user``), so the model drops
+        a fact's ``user`` like any other key it does not name.
+      description: one line, the ``Fact`` field's description in the tool's input schema.
+      values: the allowed values of the field (``kind``) or of its keys (``categories``,
+        ``links``); empty where any value of its type may do.
+    """
+
+    bank: Literal["required", "required of facts", "optional", "ignored"]
+    description: str
+    _: dataclasses.KW_ONLY
+    suite: bool
+    mcp: bool
+    values: tuple[str, ...] = ()
+
+
+#: The fields of a fact, in the order the bank documents them, then the suite's own: the one
+#: table the bank's parser (its required keys), the MCP model's fields and descriptions and the
+#: suite loader's fact keys are read from.
+FACT_FIELDS: Mapping[str, FactField] = {
+    "id": FactField("required", "unique edge id", suite=True, mcp=True),
+    "text": FactField("required", "the fact", suite=True, mcp=True),
+    "categories": FactField(
+        "required of facts",
+        "soft category weights {CATEGORY: weight} summing to 1; categories: " + ", ".join(CATEGORY_NAMES),
+        suite=True,
+        mcp=True,
+        values=CATEGORY_NAMES,
+    ),
+    "said_at": FactField("required", "when it was said: YYYY-MM-DD or ISO-8601 datetime", suite=True, mcp=True),
+    "event_time": FactField("optional", "time of the event it is about (a trip, a deadline)", suite=True, mcp=True),
+    "slot": FactField("optional", "slot key: facts sharing a slot are values of one attribute", suite=True, mcp=True),
+    "confidence": FactField(
+        "optional",
+        f"extractor confidence in [0, 1] (default 1); below {SUPERSESSION_CONFIDENCE_THRESHOLD:g} an update is a "
+        "soft supersession",
+        suite=True,
+        mcp=True,
+    ),
+    "numeric": FactField("optional", "carries a number, amount or date (default: detected)", suite=True, mcp=True),
+    "links": FactField(
+        "optional",
+        "typed links {kind: id or [ids]}, kinds " + ", ".join(LINK_KINDS),
+        suite=True,
+        mcp=True,
+        values=LINK_KINDS,
+    ),
+    "session": FactField("optional", "conversation session number", suite=True, mcp=True),
+    "kind": FactField(
+        "optional", f'"{EDGE_KINDS[0]}" (default) or "{EDGE_KINDS[1]}"', suite=False, mcp=True, values=EDGE_KINDS
+    ),
+    "speaker": FactField("optional", "who said it", suite=False, mcp=True),
+    "user": FactField(
+        "optional", "whose memory it is: a user name, or absent or null for the owner", suite=False, mcp=False
+    ),
+    # a suite's own keys: read by frcore.bench.parse_suite, ignored by the bank like any unknown key
+    "role": FactField("ignored", "ground truth for analysis only, never given to a system", suite=True, mcp=False),
+    "source": FactField("ignored", "provenance (free text)", suite=True, mcp=False),
+}
+#: The keys :func:`parse_fact` requires of an edge of each kind, in the order it checks them.
+REQUIRED_KEYS: dict[str, tuple[str, ...]] = {
+    kind: tuple(
+        name
+        for name, f in FACT_FIELDS.items()
+        if f.bank == "required" or (f.bank == "required of facts" and kind != "turn")
+    )
+    for kind in EDGE_KINDS
+}
 
 _CATEGORY_SET = frozenset(CATEGORY_NAMES)
 #: The user of a fact that names none: the bank's single owner.
@@ -265,12 +345,12 @@ def _links(value: Any, where: str, fid: str) -> dict[str, tuple[str, ...]]:
 def parse_fact(obj: FactRecord | Mapping[str, Any], where: str = "fact") -> FactRecord:
     """Validate one fact mapping and build a normalised :class:`FactRecord`.
 
-    Required keys: ``id``, ``text``, ``categories``, ``said_at`` (a turn, ``kind: "turn"``, may
-    omit ``categories``: it gets :data:`TURN_DEFAULT_CATEGORIES`). Optional: ``event_time``,
-    ``slot``, ``confidence`` (default 1), ``numeric`` (default :func:`detect_numeric`),
-    ``links`` (a string or list per kind), ``session``, ``kind``, ``speaker``, ``user`` (whose
-    memory it is; absent or null: the bank's owner). Unknown keys
-    (``role``, ``source``, ...) are ignored. Raises :class:`FactError` naming ``where``, the id
+    The keys are those of :data:`FACT_FIELDS`: required as its ``bank`` column says
+    (:data:`REQUIRED_KEYS`; a turn, ``kind: "turn"``, that omits ``categories`` gets
+    :data:`TURN_DEFAULT_CATEGORIES`), the optional ones defaulting as :class:`FactRecord` does
+    (``numeric``: :func:`detect_numeric`; ``user`` absent or null: the bank's owner); ``links``
+    takes a string or a list per kind. The fields it marks ``ignored`` (a suite's ``role``,
+    ``source``) and unknown keys are ignored. Raises :class:`FactError` naming ``where``, the id
     and the field.
     """
     if isinstance(obj, FactRecord):
@@ -284,8 +364,7 @@ def parse_fact(obj: FactRecord | Mapping[str, Any], where: str = "fact") -> Fact
     kind = obj.get("kind", "fact")
     if kind not in EDGE_KINDS:
         raise _err(where, fid, "kind", f"expected one of {EDGE_KINDS}, got {_show(kind)}")
-    required = ("text", "said_at") if kind == "turn" else ("text", "categories", "said_at")
-    for key in required:
+    for key in REQUIRED_KEYS[kind]:  # "id" first: already checked above
         if obj.get(key) is None:
             raise _err(where, fid, key, "missing")
     return validate_record(
