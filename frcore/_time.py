@@ -5,7 +5,14 @@ stamp — goes through :func:`parse_time`: a ``datetime``, a ``date`` (midnight)
 ``YYYY-MM-DD`` / ISO 8601 (surrounding spaces ignored, a trailing ``Z`` meaning UTC) becomes a
 naive datetime in UTC: aware times are converted, naive ones are taken as UTC, so every time
 compares with every other. :func:`hours_since_epoch` and :func:`time_from_hours` convert
-between such datetimes and hours since 1970-01-01T00:00 UTC, the unit of the score's ages.
+between such datetimes and hours since 1970-01-01T00:00 UTC, the unit of the score's ages;
+:func:`micros_since_epoch` to the exact integer microseconds lifecycle derivation compares.
+
+A time is parsed once, where it enters: the public entry points (:func:`parse_time` itself,
+``Bank.query`` / ``Bank.states`` / ``Bank.retract`` and the other ``Bank`` methods, the CLI's
+``--at``, the MCP tools' ``at`` — by :func:`parse_time_arg`, fact fields by the fact reader).
+Below them, the store and the lifecycle derivation take naive-UTC datetimes and only convert
+them (to ``datetime64[us]``, microseconds or hours). :func:`now` is the one clock.
 """
 
 from __future__ import annotations
@@ -65,11 +72,39 @@ def parse_time(value: Any, field: str = "time", *, error: Callable[[str], Except
     return t
 
 
+def parse_time_arg(value: Any, name: str = "at") -> datetime | None:
+    """A time argument of a public entry point (``Bank.query``'s ``at`` / ``known_at``, the
+    CLI's ``--at``, an MCP tool's ``at``): :func:`parse_time`'s rule, ``None`` staying ``None``
+    (the caller's default), an error a plain ``ValueError`` ``NAME: PROBLEM``."""
+    if value is None:
+        return None
+    return parse_time(value, name, error=lambda problem: ValueError(f"{name}: {problem}"))
+
+
+def now() -> datetime:
+    """The current time, naive UTC, to the microsecond: frcore's one clock.
+
+    The rule: a time frcore *records* (a write's ``recorded_at``, an erasure's or a release's
+    time, a bank's ``created_at``, a retraction's default effective time) keeps the
+    microseconds; the default valid time of a *read* or of a turn said now (``Bank.query`` /
+    ``Bank.states``, the MCP ``history`` tool's ``at`` and a ``remember`` turn's ``at``) is
+    ``now().replace(microsecond=0)``, to the whole second."""
+    return datetime.now(timezone.utc).replace(tzinfo=None)
+
+
 def hours_since_epoch(t: datetime) -> float:
     """Hours since 1970-01-01T00:00 UTC of a datetime (naive: taken as UTC; aware: converted)."""
     if t.tzinfo is not None:
         t = t.astimezone(timezone.utc).replace(tzinfo=None)
     return (t - EPOCH).total_seconds() / 3600.0
+
+
+_US = timedelta(microseconds=1)
+
+
+def micros_since_epoch(t: datetime) -> int:
+    """Integer microseconds since 1970-01-01T00:00 of a naive-UTC datetime (exact)."""
+    return (t - EPOCH) // _US
 
 
 def time_from_hours(hours: float) -> datetime:

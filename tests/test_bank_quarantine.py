@@ -9,6 +9,7 @@ import hashlib
 import json
 import sqlite3
 import threading
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -216,13 +217,13 @@ def test_reported_quarantine_is_exactly_what_retrieval_holds_out(rows, release):
         assert {q["id"] for q in added.quarantined} == flagged
         ids = {f["id"] for f in facts}
         assert {e.id for e in store.edges(include_quarantined=False)} == ids - flagged
-        assert {str(i) for i in store.snapshot("2026-01-01").ids} <= ids - flagged
+        assert {str(i) for i in store.snapshot(datetime(2026, 1, 1)).ids} <= ids - flagged
         freed = {f"f{i}" for i in release} & flagged
         for fid in sorted(freed):
             store.release(fid)
         assert {e.id for e in store.edges(include_quarantined=False)} == (ids - flagged) | freed
         assert {q["id"] for q in store.quarantine()} == flagged - freed
-        assert {str(i) for i in store.snapshot("2026-01-01").ids} <= (ids - flagged) | freed
+        assert {str(i) for i in store.snapshot(datetime(2026, 1, 1)).ids} <= (ids - flagged) | freed
         assert store.count(include_quarantined=False) == len((ids - flagged) | freed)
     finally:
         store.close()

@@ -92,3 +92,96 @@ def test_suite_errors_name_the_field():
     problem = "not a date 'YYYY-MM-DD' or ISO datetime: 'someday'"
     with pytest.raises(ValueError, match=rf"^s.json: suite '[a-z0-9]+': field 'asked_at': {problem}"):
         parse_suite(suite, source="s.json")
+
+
+def test_one_public_parse_time():
+    """frcore.parse_time is the one public reader; frcore.bank exports no second one (nor a
+    second hours-since-epoch): its entry points use frcore._time.parse_time_arg."""
+    import frcore.bank as bank
+
+    assert not hasattr(bank, "parse_time") and not hasattr(bank, "to_hours")
+    assert "parse_time" in fr.__all__ and "hours_since_epoch" in fr.__all__
+
+
+def test_an_entry_points_time_argument():
+    """parse_time_arg: parse_time's rule, None kept (the caller's default), a plain ValueError
+    'NAME: PROBLEM' (what Bank.query, the CLI's --at and the MCP tools say)."""
+    from frcore._time import parse_time_arg
+
+    assert parse_time_arg(None, "at") is None
+    assert parse_time_arg("2025-03-10T09:30+01:00", "at") == dt.datetime(2025, 3, 10, 8, 30)
+    with pytest.raises(ValueError) as e:
+        parse_time_arg("someday", "--at")
+    assert str(e.value) == "--at: not a date 'YYYY-MM-DD' or ISO datetime: 'someday'"
+    assert not isinstance(e.value, fr.TimeParseError)
+
+
+def test_the_one_clock():
+    """now(): naive UTC, to the microsecond (what a write records)."""
+    from frcore._time import now
+
+    before = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+    got = now()
+    after = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+    assert got.tzinfo is None and before <= got <= after
+
+
+def test_microseconds_since_epoch():
+    from frcore._time import EPOCH, micros_since_epoch
+
+    assert micros_since_epoch(EPOCH) == 0
+    assert micros_since_epoch(dt.datetime(1970, 1, 1, 0, 0, 0, 1)) == 1
+    assert micros_since_epoch(dt.datetime(1969, 12, 31, 23, 59, 59, 999999)) == -1
+    assert micros_since_epoch(dt.datetime.max) == 253_402_300_799_999_999  # exact beyond 2**53
+    t = fr.parse_time("2025-03-10T09:30:15.250")
+    assert micros_since_epoch(t) == 1_741_599_015_250_000
+    assert micros_since_epoch(t) / 3.6e9 == fr.hours_since_epoch(t)
+
+
+def test_a_reads_default_time_is_to_the_second(tmp_path, monkeypatch):
+    """The rule of frcore._time.now: a read's default ``at`` (here Bank.query's) is now to the
+    whole second; a write's recorded_at keeps the microseconds."""
+    import frcore.bank._bank as bank_mod
+    import frcore.bank.storage._store as store_mod
+    from frcore.bank import Bank
+
+    fixed = dt.datetime(2025, 6, 1, 12, 0, 0, 123456)
+    monkeypatch.setattr(bank_mod, "now", lambda: fixed)
+    monkeypatch.setattr(store_mod, "now", lambda: fixed)
+    fact = {
+        "id": "f1",
+        "text": "the user lives in Lyon",
+        "said_at": "2025-01-01",
+        "slot": "home_city",
+        "categories": {"LOGISTICAL_CONTEXT": 1.0},
+    }
+    with Bank.open(str(tmp_path / "b.db"), embedder="hash") as bank:
+        bank.add([fact])
+        assert bank.query("where does the user live?").at == dt.datetime(2025, 6, 1, 12, 0, 0)
+        ((record, recorded),) = bank.slot_history("home_city")
+        assert record.id == "f1" and recorded == fixed
+
+
+def test_a_query_parses_its_time_once(tmp_path, monkeypatch):
+    """Bank.query parses ``at`` where it enters; the store and the lifecycle derivation take
+    the parsed datetime and only convert it (no second or third parse)."""
+    import frcore._time as time_mod
+    import frcore.bank.records._facts as facts_mod
+    from frcore.bank import Bank
+
+    seen: list = []
+
+    def counted(value, *args, **kwargs):
+        seen.append(value)
+        return fr.parse_time(value, *args, **kwargs)
+
+    fact = {"id": "f1", "text": "the user lives in Lyon", "said_at": "2025-01-01", "categories": {"OTHER": 1.0}}
+    with Bank.open(str(tmp_path / "b.db"), embedder="hash") as bank:
+        bank.add([fact])
+        monkeypatch.setattr(time_mod, "parse_time", counted)
+        monkeypatch.setattr(facts_mod, "parse_time", counted)
+        assert bank.query("where does the user live?", at="2025-06-01").ids == ["f1"]
+        assert seen == ["2025-06-01"]
+        seen.clear()
+        assert bank.states(at="2025-06-02", known_at="2030-01-01") == {"f1": "active"}
+        assert seen == ["2025-06-02", "2030-01-01"]

@@ -5,9 +5,7 @@ from ._bank import (
     Bank as Bank,
     EmbedderMismatch as EmbedderMismatch,
     QueryResult as QueryResult,
-    parse_time as parse_time,
     result_limit as result_limit,
-    to_hours as to_hours,
 )
 from .guard import (
     Detection as Detection,
@@ -41,8 +39,6 @@ __all__ = [
     "Router",
     "infer_intent",
     "retrieve",
-    "parse_time",
-    "to_hours",
     # query understanding: the intent rules, the owner's name read as "the user", the largest k
     "INTENT_RULES",
     "owner_pattern",

@@ -15,7 +15,7 @@ import numpy as np
 
 from .._ontology import primary_index
 from .._params import LifecycleParams, default_params, validate_params
-from .._time import EPOCH as EPOCH, hours_since_epoch, parse_time as _parse_time
+from .._time import now, parse_time_arg
 from .._types import STATE_NAMES
 from .pipeline import (
     PipelineConfig,
@@ -63,20 +63,6 @@ def _vectors_embedder(store) -> tuple[str, int] | None:
     except ValueError:  # vectors of a caller's own embedder object: nothing to infer from the name
         return None
     return known if known[1] == dim else None
-
-
-def to_hours(t: _dt.datetime) -> float:
-    """Hours since the Unix epoch (naive UTC; an aware time is converted):
-    :func:`frcore._time.hours_since_epoch`."""
-    return hours_since_epoch(t)
-
-
-def parse_time(value: str | _dt.datetime | _dt.date | None, field_name: str = "at") -> _dt.datetime | None:
-    """``YYYY-MM-DD`` or ISO datetime → naive UTC datetime (:func:`frcore._time.parse_time`);
-    ``None`` stays ``None``; a ``ValueError`` naming the field (``at: PROBLEM``)."""
-    if value is None:
-        return None
-    return _parse_time(value, field_name, error=lambda problem: ValueError(f"{field_name}: {problem}"))
 
 
 #: Embedding batch size of :meth:`Bank.add` and of re-embedding at query time.
@@ -442,7 +428,7 @@ class Bank:
 
     def retract(self, edge_id: str, at=None, reason: str | None = None) -> None:
         """Record a retraction (the edge is masked from then on, and kept for audit)."""
-        self.store.retract(edge_id, at=parse_time(at), reason=reason, user=self.user)
+        self.store.retract(edge_id, at=parse_time_arg(at), reason=reason, user=self.user)
         self._views.clear()
         self._rows.clear()
 
@@ -469,8 +455,8 @@ class Bank:
         """The lifecycle state (its name) of every fact of this user said by ``at`` (default now),
         as the bank knew it at ``known_at`` (default: everything recorded); ``"quarantined"``
         for a fact held in quarantine (it takes no part in lifecycle derivation)."""
-        at_t = parse_time(at, "at") or _dt.datetime.utcnow().replace(microsecond=0)
-        known_t = parse_time(known_at, "known_at")
+        at_t = parse_time_arg(at, "at") or now().replace(microsecond=0)
+        known_t = parse_time_arg(known_at, "known_at")
         snap = self.store.snapshot(at_t, known_at=known_t, include_quarantined=False, user=self.user)
         out = {str(i): STATE_NAMES[int(x)] for i, x in zip(snap.ids.tolist(), snap.state.tolist())}
         every = self.store.snapshot(at_t, known_at=known_t, include_quarantined=True, user=self.user)
@@ -481,7 +467,7 @@ class Bank:
     def slot_history(self, slot: str, known_at=None) -> list[tuple[Any, _dt.datetime]]:
         """This user's facts stored under ``slot`` (recorded by ``known_at``), each with its
         recorded_at, in the order they were said (``said_at``; ties in the order stored)."""
-        facts = self.store.slot_facts(slot, parse_time(known_at, "known_at"), user=self.user)
+        facts = self.store.slot_facts(slot, parse_time_arg(known_at, "known_at"), user=self.user)
         order = sorted(range(len(facts)), key=lambda i: (facts[i][0].said_at, i))
         return [facts[i] for i in order]
 
@@ -541,7 +527,7 @@ class Bank:
             numeric=snap.numeric,
             slots=snap.slots,
             eligible=rows.eligible,
-            at_h=to_hours(at),
+            at_h=snap.at_h,
             related=rows.related,
             primary_rows=rows.primary,
             kinds=snap.kinds,
@@ -675,8 +661,8 @@ class Bank:
             raise ValueError("text: the query text is empty")
         if int(k) < 1:
             raise ValueError(f"k: must be ≥ 1, got {k}")
-        at_t = parse_time(at, "at") or _dt.datetime.utcnow().replace(microsecond=0)
-        known_t = parse_time(known_at, "known_at")
+        at_t = parse_time_arg(at, "at") or now().replace(microsecond=0)
+        known_t = parse_time_arg(known_at, "known_at")
         cfg = config or _DEFAULT_PIPELINE
         if cfg.k != k:
             from dataclasses import replace as _replace

@@ -435,13 +435,13 @@ def _fact_id(args) -> str:
 
 def _retract(args) -> int:
     """Retract a fact: no embedder needed, the store does it."""
-    from ._bank import parse_time
+    from .._time import parse_time_arg
     from .storage import Store
 
     args.id = _fact_id(args)
     user = _user(args)
     with Store.open(args.path, create=False) as store:
-        store.retract(args.id, at=parse_time(args.at, "--at"), reason=args.reason, user=user)
+        store.retract(args.id, at=parse_time_arg(args.at, "--at"), reason=args.reason, user=user)
         print(json.dumps({"retracted": args.id}) if args.json else f"retracted {_shown_id(args.id)}")
     return 0
 

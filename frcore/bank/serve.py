@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, cast
 
 from .._params_io import add_params_arguments, params_from_args
+from .._time import now, parse_time_arg
 
 #: URI of the stats resource
 STATS_URI = "frbank://stats"
@@ -95,7 +96,6 @@ class Memory:
         """Store ``facts`` (the FR-Bank fact format) and ``turns`` (``text``, ``speaker``, ``at``,
         optional ``id`` / ``session``) in one all-or-nothing batch; each turn's categories come
         from the bank's router."""
-        from ._bank import parse_time
         from .records import parse_fact
 
         facts, turns = list(facts or ()), list(turns or ())
@@ -103,7 +103,7 @@ class Memory:
             raise ValueError("facts: nothing to remember; give at least one fact or turn")
         records = [dict(f) for f in facts]
         where = [f"facts[{i}]" for i in range(len(facts))]
-        now = _dt.datetime.now(_dt.timezone.utc).replace(tzinfo=None, microsecond=0)
+        at_now = now().replace(microsecond=0)
         with self._lock:
             bank = self.bank
             turn_rows: list[dict[str, Any]] = []
@@ -111,7 +111,7 @@ class Memory:
                 label = f"turns[{j}]"
                 text = t.get("text")
                 speaker = t.get("speaker", "user")
-                at_t = parse_time(t.get("at"), f"{label}: field 'at'") or now
+                at_t = parse_time_arg(t.get("at"), f"{label}: field 'at'") or at_now
                 said_at = at_t.isoformat()
                 rec: dict[str, Any] = {
                     "id": t.get("id") or (turn_id(text, speaker, said_at) if isinstance(text, str) else None),
@@ -138,18 +138,16 @@ class Memory:
 
     def forget(self, edge_id: str, reason: str, at: str | None = None) -> dict[str, Any]:
         """Retract ``edge_id`` with ``reason``: masked from ``at`` on (default now), kept for audit."""
-        from ._bank import parse_time
-
-        eff = parse_time(at, "at")
+        eff = parse_time_arg(at, "at")
         if not isinstance(reason, str) or not reason.strip():
             raise ValueError("reason: empty; say why the fact is retracted")
         with self._lock:
-            now = _dt.datetime.now(_dt.timezone.utc).replace(tzinfo=None)
-            self.bank.retract(edge_id, at=eff if eff is not None else now, reason=reason)
+            when = now()
+            self.bank.retract(edge_id, at=eff if eff is not None else when, reason=reason)
         return {
             "edge_id": edge_id,
             "retracted": True,
-            "effective_at": (eff if eff is not None else now).isoformat(),
+            "effective_at": (eff if eff is not None else when).isoformat(),
             "reason": reason,
         }
 
@@ -251,12 +249,10 @@ class Memory:
     def history(self, slot: str, at: str | None = None, known_at: str | None = None) -> dict[str, Any]:
         """Every fact stored under ``slot``, in the order it was said (``said_at``; ties in the order
         stored), with its lifecycle state as of ``at`` (default now) and ``known_at``."""
-        from ._bank import parse_time
-
         if not isinstance(slot, str) or not slot.strip():
             raise ValueError("slot: empty; name the slot key whose history you want")
-        at_t = parse_time(at, "at") or _dt.datetime.now(_dt.timezone.utc).replace(tzinfo=None, microsecond=0)
-        known_t = parse_time(known_at, "known_at")
+        at_t = parse_time_arg(at, "at") or now().replace(microsecond=0)
+        known_t = parse_time_arg(known_at, "known_at")
         with self._lock:
             mine = self.bank.slot_history(slot, known_at=known_t)
             if not mine:
@@ -292,11 +288,11 @@ class Memory:
     def stats(self) -> dict[str, Any]:
         """What the bank holds: facts and turns, slots, lifecycle states now, quarantined edges,
         erasures, the embedder and the schema version."""
-        now = _dt.datetime.now(_dt.timezone.utc).replace(tzinfo=None)
+        at = now()
         with self._lock:
             store, user = self.bank.store, self.bank.user
             summary = store.summary(user=user)
-            states = self.bank.states(now)
+            states = self.bank.states(at)
             held = len(self.bank.quarantine())
             erasures = len(store.audit_log(user=user))
             schema, version = int(store.schema), int(store.version())

@@ -41,13 +41,13 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 import numpy as np
 
 from ..._ontology import CATEGORY_NAMES, N_CATEGORIES, SUPERSESSION_CONFIDENCE_THRESHOLD, as_arrays
-from ..._time import EPOCH, hours_since_epoch
+from ..._time import hours_since_epoch, micros_since_epoch
 from ..._types import LINK_KINDS, State
 from ._facts import FactRecord, to_utc_naive
 
@@ -95,12 +95,6 @@ def _as_transition(t: Any, i: int) -> Transition:
 
 #: Codes of the link kinds in :attr:`LifecycleColumns.link_kind`: each kind's index in ``LINK_KINDS``.
 _RETRACTS, _TENTATIVE = LINK_KINDS.index("retracts"), LINK_KINDS.index("tentative_for")
-_US = timedelta(microseconds=1)
-
-
-def _micros(t: datetime) -> int:
-    """Naive-UTC datetime → integer microseconds since the Unix epoch (exact)."""
-    return (t - EPOCH) // _US
 
 
 def row_lifecycle(edges: Sequence[FactRecord]) -> dict[str, np.ndarray]:
@@ -113,10 +107,10 @@ def row_lifecycle(edges: Sequence[FactRecord]) -> dict[str, np.ndarray]:
     expiring = np.zeros(n, dtype=bool)
     for i in np.flatnonzero(has_event).tolist():
         e = edges[i]
-        event[i] = _micros(e.event_time)
+        event[i] = micros_since_epoch(e.event_time)
         expiring[i] = e.primary_category in _EXPIRING
     return {
-        "said": np.fromiter((_micros(e.said_at) for e in edges), dtype=np.int64, count=n),
+        "said": np.fromiter((micros_since_epoch(e.said_at) for e in edges), dtype=np.int64, count=n),
         "event": event,
         "has_event": has_event,
         "expiring": expiring,
@@ -269,10 +263,11 @@ def derive_states(
 def states_from_columns(cols: LifecycleColumns, at: datetime, retract_rows: np.ndarray | None = None) -> np.ndarray:
     """:func:`derive_states` over precomputed columns (vectorised; no per-edge Python).
 
-    ``retract_rows``: positions of edges with a ``retract`` transition effective by ``at``.
+    ``at``: a naive-UTC datetime (parsed by the caller); ``retract_rows``: positions of edges
+    with a ``retract`` transition effective by ``at``.
     """
     n = len(cols)
-    at_us = _micros(to_utc_naive(at, "at", "derive_states", None))
+    at_us = micros_since_epoch(at)
     thr = SUPERSESSION_CONFIDENCE_THRESHOLD
     said = cols.said
     visible = said <= at_us
@@ -409,13 +404,14 @@ def snapshot(
       recorded_at: per-edge transaction times, aligned with the edges (required with
         ``known_at``).
     """
+    at = to_utc_naive(at, "at", "snapshot", None)
+    if known_at is not None:
+        known_at = to_utc_naive(known_at, "known_at", "snapshot", None)
     if hasattr(store_or_edges, "snapshot") and not isinstance(store_or_edges, (list, tuple)):
         return store_or_edges.snapshot(at, known_at=known_at, include_quarantined=include_quarantined)
     edges = list(store_or_edges)
-    at = to_utc_naive(at, "at", "snapshot", None)
     trs = [_as_transition(t, i) for i, t in enumerate(transitions)]
     if known_at is not None:
-        known_at = to_utc_naive(known_at, "known_at", "snapshot", None)
         if recorded_at is None:
             raise ValueError("snapshot: field 'recorded_at': required (one per edge) when known_at is given")
         if len(recorded_at) != len(edges):

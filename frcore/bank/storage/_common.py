@@ -9,13 +9,12 @@ import json
 import re
 import sqlite3
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any
 
 from ..records import (
     OWNER,
     FactRecord,
-    to_utc_naive,
 )
 
 #: Snapshots kept in the per-store cache (keyed by at, known_at, include_quarantined, version).
@@ -123,14 +122,6 @@ def _mapped(fn: Callable) -> Callable:
 def iso_text(dt: datetime) -> str:
     """Naive-UTC datetime → fixed-width ISO string (sortable)."""
     return dt.isoformat(timespec="microseconds")
-
-
-def _now() -> datetime:
-    return datetime.now(timezone.utc).replace(tzinfo=None)
-
-
-def _time(value: Any, name: str) -> datetime:
-    return to_utc_naive(value, name, "store", None)
 
 
 def _check_text_arg(value: Any, name: str, what: str) -> None:

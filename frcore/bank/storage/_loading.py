@@ -34,7 +34,6 @@ from ._common import (
     _decode,
     _mapped,
     _row_to_record,
-    _time,
     iso_text,
 )
 from ._index import LIFE_COLUMNS, BankIndex, IndexSpec, Rows, encode
@@ -308,7 +307,7 @@ class _Loading(_Handle):
             loaded = self._load()
         edges = loaded.edges
         if known_at is not None:
-            k = np.datetime64(_time(known_at, "known_at"), "us")
+            k = np.datetime64(known_at, "us")
             edges = [e for e, r in zip(edges, loaded.recorded <= k) if r]
         edges = [e for e in edges if e.user == user]
         if not include_quarantined:
@@ -322,8 +321,7 @@ class _Loading(_Handle):
         mine = set(loaded.cols["ids"][self._user_mask(loaded, user)].tolist())
         trs = [t for t in loaded.transitions if t.edge_id in mine]
         if known_at is not None:
-            k = _time(known_at, "known_at")
-            trs = [t for t in trs if t.recorded_at <= k]
+            trs = [t for t in trs if t.recorded_at <= known_at]
         return list(trs)
 
     def slot_facts(
@@ -334,7 +332,7 @@ class _Loading(_Handle):
         loaded = self._load()
         mask = (loaded.cols["slots"] == slot) & self._user_mask(loaded, user)
         if known_at is not None:
-            mask &= loaded.recorded <= np.datetime64(_time(known_at, "known_at"), "us")
+            mask &= loaded.recorded <= np.datetime64(known_at, "us")
         return [(loaded.record(int(i)), loaded.recorded[i].item()) for i in np.flatnonzero(mask)]
 
     def summary(self, *, user: str = OWNER) -> dict[str, int]:
@@ -357,9 +355,9 @@ class _Loading(_Handle):
     ) -> Snapshot:
         """:func:`frcore.bank.records._lifecycle.snapshot` over the facts of ``user`` in this store (their
         lifecycle derived among themselves: a slot is one user's), cached per (at, known_at,
-        include_quarantined, user, store version)."""
-        at_n = _time(at, "at")
-        known_n = None if known_at is None else _time(known_at, "known_at")
+        include_quarantined, user, store version). Like every time the store takes, ``at`` and
+        ``known_at`` are naive-UTC datetimes, parsed where they entered (:mod:`frcore._time`)."""
+        at_n, known_n = at, known_at  # naive UTC, parsed by the caller
         loaded = self._load()
         key = (at_n, known_n, bool(include_quarantined), user, loaded.version)
         with self._lock:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import os
 import sqlite3
 
+from ..._time import now
 from ._common import (
     StoreError,
     _decode,
     _encode,
-    _now,
     _scrub,
     id_hash,
     iso_text,
@@ -222,7 +222,7 @@ class _Schema:
             [
                 ("schema_version", str(SCHEMA_VERSION)),
                 ("version", "0"),
-                ("created_at", iso_text(_now())),
+                ("created_at", iso_text(now())),
                 ("erasures", "0"),
             ],
         )

@@ -78,12 +78,14 @@ from typing import Any
 
 import numpy as np
 
+from ..._time import now
 from ..records import (
     OWNER,
     FactRecord,
     check_user,
     injection_finding,
     parse_fact,
+    to_utc_naive,
 )
 from ._common import (
     ERASE_PURGE_WAIT,
@@ -93,11 +95,9 @@ from ._common import (
     _differs,
     _encode,
     _mapped,
-    _now,
     _Retry,
     _row_to_record,
     _scrub,
-    _time,
     id_hash,
     iso_text,
     shown_user,
@@ -481,11 +481,12 @@ class Store(_Loading):
         user: str = OWNER,
     ) -> None:
         """Record a retraction of ``edge_id``, a fact of ``user``, effective at valid time ``at``
-        (default: the transaction time). The edge stays stored, masked from then on."""
+        (default: the transaction time). The edge stays stored, masked from then on. ``at`` and
+        ``recorded_at`` are naive-UTC datetimes, parsed by the caller (:mod:`frcore._time`)."""
         _check_text_arg(edge_id, "edge_id", "retract")
         _check_text_arg(reason, "reason", "retract")
-        rec_at = _now() if recorded_at is None else _time(recorded_at, "recorded_at")
-        eff = rec_at if at is None else _time(at, "at")
+        rec_at = now() if recorded_at is None else recorded_at
+        eff = rec_at if at is None else at
         with self._write() as conn:
             self._require(conn, edge_id, "retract", user)
             conn.execute(
@@ -512,7 +513,7 @@ class Store(_Loading):
         """
         _check_text_arg(edge_id, "edge_id", "erase")
         _check_text_arg(reason, "reason", "erase")
-        erased_at = _now()
+        erased_at = now()
         salt = os.urandom(16)
         digest = id_hash(edge_id, salt)
         reason = _scrub(reason, edge_id)
@@ -592,7 +593,7 @@ class Store(_Loading):
         erase removes the release with the fact."""
         _check_text_arg(edge_id, "edge_id", "release")
         _check_text_arg(reason, "reason", "release")
-        rel_at = _now() if released_at is None else _time(released_at, "released_at")
+        rel_at = now() if released_at is None else released_at
         with self._write() as conn:
             self._require(conn, edge_id, "release", user)
             row = conn.execute("SELECT quarantined FROM edges WHERE id=?", (edge_id,)).fetchone()
@@ -667,7 +668,8 @@ def parse_batch(
     labels = [f"facts[{i}]" for i in range(len(facts))] if where is None else [str(w) for w in where]
     if len(labels) != len(facts):
         raise StoreError(f"add_facts: where: {len(labels)} labels for {len(facts)} facts")
-    rec_at = _now() if recorded_at is None else _time(recorded_at, "recorded_at")
+    # a batch's fields are parsed here, where they enter: its facts' times and recorded_at
+    rec_at = now() if recorded_at is None else to_utc_naive(recorded_at, "recorded_at", "store", None)
     records: list[FactRecord] = []
     seen: dict[str, int] = {}
     if user is not None:
