@@ -6,12 +6,16 @@ therefore hands the executable three arrays instead of 26 leaves —
 
 - parameters: one (P,) vector (:func:`pack_params`; clock columns stored contiguously),
 - query: one (1 + C,) vector, intent then routing weights (:func:`pack_query`),
-- candidates: one feature-major (F, n) matrix, a row per field (:func:`pack_candidates`),
+- candidates: one feature-major (F, k) matrix, a row per field (:func:`pack_candidates`),
 
 and unpacks them inside the jitted function, where slicing is free. The formula is the one in
 :mod:`frcore._scoring` (:func:`frcore.score` vmapped over the candidate axis); only the layout
 differs. Validation stays at the boundary: pack what :func:`frcore.make_candidates` /
 :func:`frcore.make_query` returned.
+
+jaxtyping dimensions (checked under pytest only, as in :mod:`frcore._scoring`): ``p`` the packed
+parameters (P values), ``q`` the packed query (1 + C), ``f`` the candidate rows (F), ``k`` the
+candidates, ``kk`` the kept candidates, ``r`` the output rows of :func:`score_top_k_rows`.
 """
 
 from __future__ import annotations
@@ -21,10 +25,11 @@ import functools
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jaxtyping import Float, Float32, Int
 
 from ._ontology import N_CATEGORIES
 from ._params import PARAM_SHAPES, LifecycleParams
-from ._scoring import _DEFAULT, Candidates, Query, ScoreTerms, score, top_k
+from ._scoring import _DEFAULT, AnyArray, Candidates, Query, ScoreTerms, score, top_k
 from ._types import ScoreConfig
 
 C = N_CATEGORIES
@@ -48,9 +53,13 @@ ROW_START: dict[str, int] = dict(zip((name for name, _ in ROWS), np.cumsum([0] +
 _AXES = Candidates._make(1 if n > 1 else 0 for _, n in ROWS)
 #: number of values of each leaf in the packed parameter vector (the parameter table's shapes)
 _PARAM_SIZES = {name: int(np.prod(shape, dtype=np.int64)) for name, shape in PARAM_SHAPES.items()}
+#: length of the packed parameter vector (P) and of the packed query (1 + C): fixed sizes in the
+#: jaxtyping annotations below, as is F (N_FEATURES)
+N_PACKED_PARAMS = sum(_PARAM_SIZES.values())
+N_PACKED_QUERY = 1 + C
 
 
-def pack_params(params: LifecycleParams) -> np.ndarray:
+def pack_params(params: LifecycleParams) -> Float32[np.ndarray, f"p={N_PACKED_PARAMS}"]:
     """Every leaf of ``params`` in one float32 vector (``clocks`` column by column)."""
     parts = []
     for name in LifecycleParams._fields:
@@ -65,9 +74,10 @@ def pack_params(params: LifecycleParams) -> np.ndarray:
     return np.concatenate(parts)
 
 
-def unpack_params(vec: jax.Array) -> LifecycleParams:
+def unpack_params(vec: Float[AnyArray, f"p={N_PACKED_PARAMS}"]) -> LifecycleParams:
     """Inverse of :func:`pack_params` (inside jit: slices only)."""
-    out, i = {}, 0
+    out: dict[str, AnyArray] = {}
+    i = 0
     for name in LifecycleParams._fields:
         n = _PARAM_SIZES[name]
         x = vec[i : i + n]
@@ -81,19 +91,19 @@ def unpack_params(vec: jax.Array) -> LifecycleParams:
     return LifecycleParams(**out)
 
 
-def pack_query(query: Query) -> np.ndarray:
+def pack_query(query: Query) -> Float32[np.ndarray, f"q={N_PACKED_QUERY}"]:
     """(1 + C,) float32: the intent index, then the routing weights."""
     return np.concatenate(
         [np.asarray(query.intent, dtype=np.float32).reshape(1), np.asarray(query.routing, dtype=np.float32)]
     )
 
 
-def unpack_query(vec: jax.Array) -> Query:
+def unpack_query(vec: Float[AnyArray, f"q={N_PACKED_QUERY}"]) -> Query:
     return Query(intent=vec[0].astype(jnp.int32), routing=vec[1:])
 
 
-def pack_candidates(cands: Candidates) -> np.ndarray:
-    """(F, n) float32, one row per field of :class:`Candidates` (bools as 0/1, state as float)."""
+def pack_candidates(cands: Candidates) -> Float32[np.ndarray, f"f={N_FEATURES} k"]:
+    """(F, k) float32, one row per field of :class:`Candidates` (bools as 0/1, state as float)."""
     n = np.asarray(cands.sim).shape[0]
     out = np.empty((N_FEATURES, n), dtype=np.float32)
     for (name, rows), start in zip(ROWS, ROW_START.values()):
@@ -102,9 +112,9 @@ def pack_candidates(cands: Candidates) -> np.ndarray:
     return out
 
 
-def unpack_candidates_host(mat: np.ndarray) -> Candidates:
+def unpack_candidates_host(mat: Float[AnyArray, f"f={N_FEATURES} k"]) -> Candidates:
     """NumPy inverse of :func:`pack_candidates`: host arrays with :func:`frcore.make_candidates`'
-    dtypes and shapes (candidates first: weights (n, C), ages (n, 3))."""
+    dtypes and shapes (candidates first: weights (k, C), ages (k, 3))."""
     mat = np.asarray(mat, dtype=np.float32)
     f = {
         name: (mat[s : s + rows].T.copy() if rows > 1 else mat[s].copy())
@@ -116,13 +126,13 @@ def unpack_candidates_host(mat: np.ndarray) -> Candidates:
     return Candidates(**f)
 
 
-def unpack_query_host(vec: np.ndarray) -> Query:
+def unpack_query_host(vec: Float[AnyArray, f"q={N_PACKED_QUERY}"]) -> Query:
     """NumPy inverse of :func:`pack_query` (intent as int32, routing float32)."""
     vec = np.asarray(vec, dtype=np.float32)
     return Query(intent=np.asarray(int(vec[0]), dtype=np.int32), routing=vec[1:].copy())
 
 
-def unpack_candidates(mat: jax.Array) -> Candidates:
+def unpack_candidates(mat: Float[AnyArray, f"f={N_FEATURES} k"]) -> Candidates:
     """Inverse of :func:`pack_candidates` (inside jit: row slices, k on the last axis)."""
     f = {}
     for name, rows in ROWS:
@@ -141,15 +151,28 @@ def unpack_candidates(mat: jax.Array) -> Candidates:
     )
 
 
-def score_packed(pvec: jax.Array, qvec: jax.Array, cmat: jax.Array, config: ScoreConfig = _DEFAULT) -> ScoreTerms:
-    """:func:`frcore.score` over the n packed candidates: every term of shape (n,)."""
+def score_packed(
+    pvec: Float[AnyArray, f"p={N_PACKED_PARAMS}"],
+    qvec: Float[AnyArray, f"q={N_PACKED_QUERY}"],
+    cmat: Float[AnyArray, f"f={N_FEATURES} k"],
+    config: ScoreConfig = _DEFAULT,
+) -> ScoreTerms:
+    """:func:`frcore.score` over the k packed candidates: every term of shape (k,)."""
     over = jax.vmap(score, in_axes=(None, None, _AXES, None))
     return over(unpack_params(pvec), unpack_query(qvec), unpack_candidates(cmat), config)
 
 
 @functools.partial(jax.jit, static_argnames=("k", "config", "with_terms"))
 def score_top_k_packed(
-    pvec: jax.Array, qvec: jax.Array, cmat: jax.Array, k: int, config: ScoreConfig = _DEFAULT, with_terms: bool = False
+    pvec: Float[AnyArray, f"p={N_PACKED_PARAMS}"],
+    qvec: Float[AnyArray, f"q={N_PACKED_QUERY}"],
+    cmat: Float[AnyArray, f"f={N_FEATURES} k"],
+    k: int,
+    config: ScoreConfig = _DEFAULT,
+    with_terms: bool = False,
+) -> (
+    tuple[Float[jax.Array, " kk"], Int[jax.Array, " kk"]]
+    | tuple[Float[jax.Array, " kk"], Int[jax.Array, " kk"], ScoreTerms]
 ):
     """Score + top-k in one call: (values, indices) or, ``with_terms``, (values, indices, terms
     of the top k only). Same ordering as :func:`frcore.top_k` over :func:`frcore.score_candidates`."""
@@ -162,8 +185,13 @@ def score_top_k_packed(
 
 @functools.partial(jax.jit, static_argnames=("k", "config", "with_terms"))
 def score_top_k_rows(
-    pvec: jax.Array, qvec: jax.Array, cmat: jax.Array, k: int, config: ScoreConfig = _DEFAULT, with_terms: bool = True
-) -> jax.Array:
+    pvec: Float[AnyArray, f"p={N_PACKED_PARAMS}"],
+    qvec: Float[AnyArray, f"q={N_PACKED_QUERY}"],
+    cmat: Float[AnyArray, f"f={N_FEATURES} k"],
+    k: int,
+    config: ScoreConfig = _DEFAULT,
+    with_terms: bool = True,
+) -> Float[jax.Array, "r kk"]:
     """:func:`score_top_k_packed` as **one** float32 array: row 0 the values, row 1 the
     candidate indices (exact as float32 below 2^24), then (``with_terms``) one row per field of
     :class:`frcore.ScoreTerms` — shape (2 + T, k') or (2, k').

@@ -22,15 +22,29 @@ from __future__ import annotations
 
 import functools
 import operator
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, TypeAlias
 
 import jax
 import jax.numpy as jnp
+import numpy as np
+from jaxtyping import Bool, Float, Int, Shaped
 
 from ._params import MIN_BLEND, MIN_SUPERSESSION_WEIGHT, LifecycleParams
 from ._types import COMPATIBLE, Intent, Leaf, ScoreConfig, State
 
 _DEFAULT = ScoreConfig()
+
+#: The array type of the jaxtyping annotations below: the kernels take device or host arrays, NumPy
+#: scalars included (one field of one candidate, an intent, a leaf of host parameters returned as it
+#: is); mypy reads it as Leaf, a NumPy scalar passing for a 0-d array. The intent may also be a
+#: Python int. Dimensions: ``*k`` the candidate axes (none inside the vmapped forms, where each
+#: kernel sees one candidate), ``c`` the C categories, ``3`` the clocks, ``kk`` the kept candidates
+#: of :func:`top_k`. The annotations are checked under pytest only (jaxtyping's import hook with
+#: beartype, set in pyproject.toml's pytest options); outside the tests they cost nothing.
+if TYPE_CHECKING:
+    AnyArray: TypeAlias = jax.Array | np.ndarray
+else:
+    AnyArray: TypeAlias = jax.Array | np.ndarray | np.generic
 #: COMPATIBLE as one bit mask per intent (bit s set: the intent admits state s). The row is
 #: selected once per query and each candidate tests its bit — no per-candidate table gather.
 _ADMITS_BITS = tuple(
@@ -89,12 +103,12 @@ class ScoreTerms(NamedTuple):
 # --------------------------------------------------------------------------- one candidate
 
 
-def _columns(x: Leaf) -> list[Leaf]:
+def _columns(x: Shaped[AnyArray, "*k c"]) -> list[AnyArray]:
     """The C entries of a per-candidate category vector as C scalars (C is static)."""
     return [x[..., c] for c in range(x.shape[-1])]
 
 
-def _csum(terms) -> jax.Array:
+def _csum(terms) -> AnyArray:
     """Σ over categories, unrolled at trace time.
 
     Every sum over the C categories is written as C − 1 elementwise adds, never a reduce op:
@@ -106,7 +120,7 @@ def _csum(terms) -> jax.Array:
     return functools.reduce(operator.add, terms)
 
 
-def _primary_pick(weights: Leaf, *tables: Leaf) -> list[jax.Array]:
+def _primary_pick(weights: Float[AnyArray, "*k c"], *tables: Shaped[AnyArray, " c"]) -> list[jax.Array]:
     """``table[argmax_c w_c]`` for each (C,) table, first category on ties.
 
     The maximum weight by a chain of elementwise maxima, then a chain of ``where`` selects from
@@ -123,12 +137,14 @@ def _primary_pick(weights: Leaf, *tables: Leaf) -> list[jax.Array]:
     return picked
 
 
-def primary_category(weights: Leaf) -> jax.Array:
+def primary_category(weights: Float[AnyArray, "*k c"]) -> Int[jax.Array, "*k"]:
     """Primary category = argmax_c w_c (first on ties), as an index."""
     return _primary_pick(weights, jnp.arange(weights.shape[-1], dtype=jnp.int32))[0]
 
 
-def effective_rate(params: LifecycleParams, weights: Leaf, config: ScoreConfig = _DEFAULT) -> Leaf:
+def effective_rate(
+    params: LifecycleParams, weights: Float[AnyArray, "*k c"], config: ScoreConfig = _DEFAULT
+) -> Float[AnyArray, "*#k"]:
     """Effective decay rate λ_eff of one edge: the harmonic mean of the category rates under the
     soft weights (Lemma 1). Formula (``frcore.symbolic``, term ``rate``)::
 
@@ -150,7 +166,9 @@ def effective_rate(params: LifecycleParams, weights: Leaf, config: ScoreConfig =
     return _csum(w) / _csum(wc * inverse[c] for c, wc in enumerate(w))
 
 
-def effective_age(params: LifecycleParams, weights: Leaf, ages: Leaf) -> jax.Array:
+def effective_age(
+    params: LifecycleParams, weights: Float[AnyArray, "*k c"], ages: Float[AnyArray, " 3 *k"]
+) -> Float[jax.Array, "*k"]:
     """Multi-clock effective age with the primary category's clock sensitivities; the
     conversational clock counts ``hours_per_message`` (h_msg) hours per message. Formula
     (``frcore.symbolic``, term ``age``)::
@@ -161,7 +179,7 @@ def effective_age(params: LifecycleParams, weights: Leaf, ages: Leaf) -> jax.Arr
     return s[0] * ages[0] + s[1] * ages[1] + s[2] * params.hours_per_message * ages[2]
 
 
-def anticipatory_activation(params: LifecycleParams, hours_to_event: Leaf) -> jax.Array:
+def anticipatory_activation(params: LifecycleParams, hours_to_event: Float[AnyArray, "*k"]) -> Float[jax.Array, "*k"]:
     """Anticipatory event kernel (SPEC §2): for h = hours until the event, a ramp from a_0
     (``antic_start``) to the peak a_1 (``antic_peak``) before it, decay at d (``antic_post_decay``)
     after it, and 0 below the staleness floor. Formula (``frcore.symbolic``, term ``anticipatory``)::
@@ -180,12 +198,12 @@ def anticipatory_activation(params: LifecycleParams, hours_to_event: Leaf) -> ja
 
 def activation(
     params: LifecycleParams,
-    weights: Leaf,
-    ages: Leaf,
-    has_event: Leaf,
-    hours_to_event: Leaf,
+    weights: Float[AnyArray, "*k c"],
+    ages: Float[AnyArray, " 3 *k"],
+    has_event: Bool[AnyArray, "*k"],
+    hours_to_event: Float[AnyArray, "*k"],
     config: ScoreConfig = _DEFAULT,
-) -> tuple[jax.Array, Leaf, jax.Array]:
+) -> tuple[Float[jax.Array, "*k"], Float[AnyArray, "*#k"], Float[jax.Array, "*k"]]:
     """Activation a of one edge and the (λ_eff, age_eff) behind it: exponential decay, replaced
     by :func:`anticipatory_activation` (a_ev) when the edge has an event time (E) within the
     anticipation window or past it (unless ``config.anticipation`` is off). Formula
@@ -204,12 +222,12 @@ def activation(
 
 def blend(
     params: LifecycleParams,
-    sim: Leaf,
-    weights: Leaf,
-    act: Leaf,
-    numeric: Leaf,
+    sim: Float[AnyArray, "*k"],
+    weights: Float[AnyArray, "*k c"],
+    act: Float[AnyArray, "*k"],
+    numeric: Bool[AnyArray, "*k"],
     config: ScoreConfig = _DEFAULT,
-) -> Leaf:
+) -> Float[AnyArray, "*k"]:
     """Blend of σ and the activation with the semantic floor and the numeric rescue (ν: the edge
     is numeric), with the primary category's α_p and F_p (``global_alpha`` under
     ``config.global_alpha``). Formula (``frcore.symbolic``, term ``blend``)::
@@ -230,7 +248,16 @@ def blend(
     return b
 
 
-def admitted(state, intent, has_event, hours_to_event, numeric, config: ScoreConfig = _DEFAULT, *, xp=jnp):
+def admitted(
+    state: Int[AnyArray, "*k"],
+    intent: Int[AnyArray, ""] | int,
+    has_event: Bool[AnyArray, "*k"],
+    hours_to_event: Float[AnyArray, "*k"],
+    numeric: Bool[AnyArray, "*k"],
+    config: ScoreConfig = _DEFAULT,
+    *,
+    xp=jnp,
+):
     """Whether the query's intent admits the edge: the compatibility rule, written once.
 
     :data:`frcore.COMPATIBLE` [intent, state] after the numeric exemption (a numeric superseded or
@@ -251,13 +278,13 @@ def admitted(state, intent, has_event, hours_to_event, numeric, config: ScoreCon
 
 
 def compatibility_mask(
-    state: Leaf,
-    intent: Leaf,
-    has_event: Leaf,
-    hours_to_event: Leaf,
-    numeric: Leaf,
+    state: Int[AnyArray, "*k"],
+    intent: Int[AnyArray, ""] | int,
+    has_event: Bool[AnyArray, "*k"],
+    hours_to_event: Float[AnyArray, "*k"],
+    numeric: Bool[AnyArray, "*k"],
     config: ScoreConfig = _DEFAULT,
-) -> jax.Array:
+) -> Float[jax.Array, "*k"]:
     """Query-conditioned compatibility mask m ∈ {0, −∞} from (state, intent): 0 where
     :func:`admitted` holds. Retracted edges are admitted by no intent; with ``config.lifecycle``
     off everything is 0. Formula (``frcore.symbolic``, terms ``mask_state`` and ``mask``; ξ the
@@ -270,7 +297,12 @@ def compatibility_mask(
     return jnp.where(ok, jnp.zeros((), hours_to_event.dtype), jnp.full((), -jnp.inf, hours_to_event.dtype))
 
 
-def routing_term(params: LifecycleParams, weights: Leaf, routing: Leaf, config: ScoreConfig = _DEFAULT) -> jax.Array:
+def routing_term(
+    params: LifecycleParams,
+    weights: Float[AnyArray, "*k c"],
+    routing: Float[AnyArray, " c"],
+    config: ScoreConfig = _DEFAULT,
+) -> Float[jax.Array, "*#k"]:
     """Routing boost from the overlap of the edge's categories with the query's routing; 0 when
     routing is off. Formula (``frcore.symbolic``, term ``routing``)::
 
@@ -281,7 +313,9 @@ def routing_term(params: LifecycleParams, weights: Leaf, routing: Leaf, config: 
     return jnp.log1p(params.routing_boost * _csum(wc * routing[c] for c, wc in enumerate(_columns(weights))))
 
 
-def supersession_term(state: Leaf, confidence: Leaf, config: ScoreConfig = _DEFAULT) -> jax.Array:
+def supersession_term(
+    state: Int[AnyArray, "*k"], confidence: Float[AnyArray, "*k"], config: ScoreConfig = _DEFAULT
+) -> Float[jax.Array, "*#k"]:
     """Soft-supersession weight log ω of a contested edge (κ: its confidence; ω_min =
     ``MIN_SUPERSESSION_WEIGHT``), else 0. Formula (``frcore.symbolic``, term ``supersession``)::
 
@@ -294,8 +328,12 @@ def supersession_term(state: Leaf, confidence: Leaf, config: ScoreConfig = _DEFA
 
 
 def exemption_term(
-    params: LifecycleParams, state: Leaf, intent: Leaf, numeric: Leaf, config: ScoreConfig = _DEFAULT
-) -> jax.Array:
+    params: LifecycleParams,
+    state: Int[AnyArray, "*k"],
+    intent: Int[AnyArray, ""] | int,
+    numeric: Bool[AnyArray, "*k"],
+    config: ScoreConfig = _DEFAULT,
+) -> Float[jax.Array, "*#k"]:
     """log ω_num for a numeric edge that the intent admits only through the numeric exemption
     (superseded or expired, and not admitted by :data:`frcore.COMPATIBLE` on its own), else 0.
     Formula (``frcore.symbolic``, term ``exemption``)::
@@ -368,7 +406,7 @@ def score_sweep(
 
 
 @functools.partial(jax.jit, static_argnames=("k",))
-def top_k(total: Leaf, k: int) -> tuple[jax.Array, jax.Array]:
+def top_k(total: Float[AnyArray, "*b k"], k: int) -> tuple[Float[jax.Array, "*b kk"], Int[jax.Array, "*b kk"]]:
     """Top-k (values, indices) along the last axis; ties go to the lower index.
 
     Masked candidates carry −∞ and come last; callers drop entries whose value is −∞. A total
@@ -378,4 +416,6 @@ def top_k(total: Leaf, k: int) -> tuple[jax.Array, jax.Array]:
     kk = min(k, total.shape[-1])
     # lax.top_k returns equal values lower index first (tested against the twin's stable
     # sort); docs/performance.md compares it with a full argsort and a two-stage selection.
-    return jax.lax.top_k(jnp.where(total == 0, jnp.zeros_like(total), total), kk)
+    # (lax.top_k returns a list: unpacked, so that this returns the tuple its annotation says)
+    values, indices = jax.lax.top_k(jnp.where(total == 0, jnp.zeros_like(total), total), kk)
+    return values, indices
