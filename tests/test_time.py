@@ -162,6 +162,22 @@ def test_a_reads_default_time_is_to_the_second(tmp_path, monkeypatch):
         assert record.id == "f1" and recorded == fixed
 
 
+def test_states_default_time_is_to_the_second(tmp_path, monkeypatch):
+    """Bank.states, a read, defaults ``at`` to now to the whole second: a fact said 0.5 s into
+    the current second is not yet said then (it would be at the full-microsecond now)."""
+    import frcore.bank._bank as bank_mod
+    from frcore.bank import Bank
+
+    def fact(fid: str, said: str) -> dict:
+        return {"id": fid, "text": f"note {fid}", "said_at": said, "categories": {"OTHER": 1.0}}
+
+    with Bank.open(str(tmp_path / "b.db"), embedder="hash") as bank:
+        bank.add([fact("before", "2025-06-01T11:59:59"), fact("within", "2025-06-01T12:00:00.500000")])
+        monkeypatch.setattr(bank_mod, "now", lambda: dt.datetime(2025, 6, 1, 12, 0, 0, 700000))
+        assert set(bank.states()) == {"before"}
+        assert set(bank.states(at="2025-06-01T12:00:00.700000")) == {"before", "within"}
+
+
 def test_a_query_parses_its_time_once(tmp_path, monkeypatch):
     """Bank.query parses ``at`` where it enters; the store and the lifecycle derivation take
     the parsed datetime and only convert it (no second or third parse)."""
