@@ -57,6 +57,10 @@ _PARAM_SIZES = {name: int(np.prod(shape, dtype=np.int64)) for name, shape in PAR
 #: jaxtyping annotations below, as is F (N_FEATURES)
 N_PACKED_PARAMS = sum(_PARAM_SIZES.values())
 N_PACKED_QUERY = 1 + C
+#: The packed arrays' shapes: parameter vector, query vector, candidate matrix (one column per candidate).
+PackedParams = Float[AnyArray, f"p={N_PACKED_PARAMS}"]
+PackedQuery = Float[AnyArray, f"q={N_PACKED_QUERY}"]
+PackedCandidates = Float[AnyArray, f"f={N_FEATURES} k"]
 
 
 def pack_params(params: LifecycleParams) -> Float32[np.ndarray, f"p={N_PACKED_PARAMS}"]:
@@ -74,7 +78,7 @@ def pack_params(params: LifecycleParams) -> Float32[np.ndarray, f"p={N_PACKED_PA
     return np.concatenate(parts)
 
 
-def unpack_params(vec: Float[AnyArray, f"p={N_PACKED_PARAMS}"]) -> LifecycleParams:
+def unpack_params(vec: PackedParams) -> LifecycleParams:
     """Inverse of :func:`pack_params` (inside jit: slices only)."""
     out: dict[str, AnyArray] = {}
     i = 0
@@ -98,7 +102,7 @@ def pack_query(query: Query) -> Float32[np.ndarray, f"q={N_PACKED_QUERY}"]:
     )
 
 
-def unpack_query(vec: Float[AnyArray, f"q={N_PACKED_QUERY}"]) -> Query:
+def unpack_query(vec: PackedQuery) -> Query:
     return Query(intent=vec[0].astype(jnp.int32), routing=vec[1:])
 
 
@@ -112,7 +116,7 @@ def pack_candidates(cands: Candidates) -> Float32[np.ndarray, f"f={N_FEATURES} k
     return out
 
 
-def unpack_candidates_host(mat: Float[AnyArray, f"f={N_FEATURES} k"]) -> Candidates:
+def unpack_candidates_host(mat: PackedCandidates) -> Candidates:
     """NumPy inverse of :func:`pack_candidates`: host arrays with :func:`frcore.make_candidates`'
     dtypes and shapes (candidates first: weights (k, C), ages (k, 3))."""
     mat = np.asarray(mat, dtype=np.float32)
@@ -126,13 +130,13 @@ def unpack_candidates_host(mat: Float[AnyArray, f"f={N_FEATURES} k"]) -> Candida
     return Candidates(**f)
 
 
-def unpack_query_host(vec: Float[AnyArray, f"q={N_PACKED_QUERY}"]) -> Query:
+def unpack_query_host(vec: PackedQuery) -> Query:
     """NumPy inverse of :func:`pack_query` (intent as int32, routing float32)."""
     vec = np.asarray(vec, dtype=np.float32)
     return Query(intent=np.asarray(int(vec[0]), dtype=np.int32), routing=vec[1:].copy())
 
 
-def unpack_candidates(mat: Float[AnyArray, f"f={N_FEATURES} k"]) -> Candidates:
+def unpack_candidates(mat: PackedCandidates) -> Candidates:
     """Inverse of :func:`pack_candidates` (inside jit: row slices, k on the last axis)."""
     f = {}
     for name, rows in ROWS:
@@ -152,9 +156,9 @@ def unpack_candidates(mat: Float[AnyArray, f"f={N_FEATURES} k"]) -> Candidates:
 
 
 def score_packed(
-    pvec: Float[AnyArray, f"p={N_PACKED_PARAMS}"],
-    qvec: Float[AnyArray, f"q={N_PACKED_QUERY}"],
-    cmat: Float[AnyArray, f"f={N_FEATURES} k"],
+    pvec: PackedParams,
+    qvec: PackedQuery,
+    cmat: PackedCandidates,
     config: ScoreConfig = _DEFAULT,
 ) -> ScoreTerms:
     """:func:`frcore.score` over the k packed candidates: every term of shape (k,)."""
@@ -164,9 +168,9 @@ def score_packed(
 
 @functools.partial(jax.jit, static_argnames=("k", "config", "with_terms"))
 def score_top_k_packed(
-    pvec: Float[AnyArray, f"p={N_PACKED_PARAMS}"],
-    qvec: Float[AnyArray, f"q={N_PACKED_QUERY}"],
-    cmat: Float[AnyArray, f"f={N_FEATURES} k"],
+    pvec: PackedParams,
+    qvec: PackedQuery,
+    cmat: PackedCandidates,
     k: int,
     config: ScoreConfig = _DEFAULT,
     with_terms: bool = False,
@@ -185,9 +189,9 @@ def score_top_k_packed(
 
 @functools.partial(jax.jit, static_argnames=("k", "config", "with_terms"))
 def score_top_k_rows(
-    pvec: Float[AnyArray, f"p={N_PACKED_PARAMS}"],
-    qvec: Float[AnyArray, f"q={N_PACKED_QUERY}"],
-    cmat: Float[AnyArray, f"f={N_FEATURES} k"],
+    pvec: PackedParams,
+    qvec: PackedQuery,
+    cmat: PackedCandidates,
     k: int,
     config: ScoreConfig = _DEFAULT,
     with_terms: bool = True,

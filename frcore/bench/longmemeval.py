@@ -96,8 +96,6 @@ LIFECYCLE_PAIR: tuple[str, str] = ("fr-full", "fr-lifecycle-off")
 COMPARED: tuple[tuple[str, str], ...] = (("turn", "recall_all@10"), ("turn", "recall_any@10"), ("turn", "ndcg_any@10"))
 #: The newest evidence must rank above every older one; stale-only counts in this top.
 STALE_K = 10
-#: Least ranked items a log holds per question (the benchmark's largest k).
-LOG_MIN_ITEMS = max(KS)
 
 #: ``"2023/05/20 (Sat) 06:13"``: the benchmark's dates.
 _DATE = re.compile(r"\s*(\d{4})/(\d{1,2})/(\d{1,2})\s*(?:\(\s*[A-Za-z]{3}\s*\))?\s*(\d{1,2}):(\d{2})\s*")
