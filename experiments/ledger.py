@@ -114,6 +114,8 @@ class Row:
     ours: Callable[[dict], str] | None = None
     diagnose: Callable[[Results, dict], dict] | None = None
     claim: str | None = None
+    #: the ``fr reproduce`` part whose results the row reads, when it may be skipped (its data absent)
+    part: str | None = None
 
 
 # --------------------------------------------------------------------------- helpers
@@ -975,6 +977,7 @@ LEDGER: tuple[Row, ...] = (
             f"recall_all@10 fr-full {_pct(w['on'])} vs fr-lifecycle-off {_pct(w['off'])}: {100 * w['diff']:+.1f} pp "
             f"[{100 * w['ci'][0]:+.1f}, {100 * w['ci'][1]:+.1f}] over {w['n']} questions"
         ),
+        part="longmemeval",
     ),
     Row(
         "lme_knowledge_update",
@@ -989,6 +992,7 @@ LEDGER: tuple[Row, ...] = (
         ),
         _lme_ku,
         _lme_ku_ours,
+        part="longmemeval",
     ),
     Row(
         "lme_absolute",
@@ -1009,6 +1013,7 @@ LEDGER: tuple[Row, ...] = (
             )
             + f" (turn level, {next(iter(w.values()))['n']} questions with gold)"
         ),
+        part="longmemeval",
     ),
 )
 
@@ -1019,7 +1024,13 @@ def evaluate(results_dir: str | Path) -> list[dict]:
     r = Results(results_dir)
     out = []
     for row in LEDGER:
-        rec: dict[str, Any] = {"id": row.id, "paper": row.paper, "where": row.where, "diagnosis": None}
+        rec: dict[str, Any] = {
+            "id": row.id,
+            "paper": row.paper,
+            "where": row.where,
+            "diagnosis": None,
+            "part": row.part,
+        }
         if row.claim:
             try:
                 c = r.claim(row.claim)
