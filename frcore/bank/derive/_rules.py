@@ -1,0 +1,276 @@
+"""The derivation rules (docs/derive.md): updates, retractions, tentative statements, event times.
+
+:func:`derive` is pure: given the earlier turns (a :class:`TurnIndex`) and new turns, it returns
+each derivable new turn's :class:`Derived` metadata with its :class:`Evidence`. A turn is only
+ever linked to turns said strictly before it, so the result does not depend on the order of
+turns sharing a timestamp.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ._text import (
+    TENTATIVE_CUES,
+    UPDATE_CUES,
+    Claim,
+    claims,
+    has_phrase,
+    is_statement,
+    opens_with,
+    sentences,
+    words,
+)
+from ._times import event_time
+
+#: Update link confidences (docs/derive.md, "Updates").
+CUE_CONFIDENCE = 0.9
+VALUE_CONFIDENCE = 0.8
+TENTATIVE_CONFIDENCE = 0.5
+#: Same attribute: at least this many shared key words and this Jaccard index of key words.
+MIN_SHARED_KEYS = 2
+MIN_KEY_JACCARD = 0.5
+#: Retraction openers (docs/derive.md, "Retractions"); the object is what follows.
+RETRACTION_CUES: tuple[str, ...] = (
+    "forget what i said about", "forget about", "forget that", "scratch that", "never mind",
+    "ignore what i said about", "disregard what i said about", "disregard", "i take that back",
+    "that's not true", "that is not true", "that was wrong", "i was wrong about",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class DeriveConfig:
+    """Which derivation rules run (docs/derive.md); ``DeriveConfig()`` runs every rule."""
+
+    updates: bool = True
+    retractions: bool = True
+    tentative: bool = True
+    event_times: bool = True
+
+    def name(self) -> str:
+        off = [n for n in ("updates", "retractions", "tentative", "event_times") if not getattr(self, n)]
+        return "all" if not off else "no-" + "-".join(o.replace("_", "-") for o in off)
+
+
+@dataclass(frozen=True)
+class Turn:
+    """What derivation reads of a turn: id, text, when it was said, whose it is."""
+
+    id: str
+    text: str
+    said_at: _dt.datetime
+    user: str = ""
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """Why one field was derived: the rule and what it read (JSON-able ``detail``)."""
+
+    field: str
+    rule: str
+    target: str | None
+    detail: Mapping[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"field": self.field, "rule": self.rule, "target": self.target, **dict(self.detail)}
+
+
+@dataclass(frozen=True)
+class Derived:
+    """The lifecycle metadata derived for one turn."""
+
+    id: str
+    links: Mapping[str, tuple[str, ...]]
+    confidence: float
+    event_time: _dt.datetime | None
+    evidence: tuple[Evidence, ...]
+
+    @property
+    def empty(self) -> bool:
+        return not self.links and self.confidence == 1.0 and self.event_time is None
+
+
+@dataclass
+class _Entry:
+    turn: Turn
+    claims: tuple[Claim, ...]
+    has_statement: bool
+
+
+def _reading(text: str) -> tuple[list[str], list[tuple[str, str]]]:
+    """(statements, retraction sentences as (sentence, object)) of a text."""
+    states, retractions = [], []
+    for s in sentences(text):
+        cue = opens_with(s, RETRACTION_CUES)
+        if cue is not None:
+            low = s.lower()
+            retractions.append((s, s[low.index(cue) + len(cue) :].strip(" ,.;:!?")))
+        elif is_statement(s):
+            states.append(s)
+    return states, retractions
+
+
+@dataclass
+class TurnIndex:
+    """The earlier turns of a bank, by user, with a postings list of their claims' key words."""
+
+    entries: dict[str, list[_Entry]] = field(default_factory=dict)
+    postings: dict[str, dict[str, list[tuple[int, int]]]] = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, turns: Iterable[Turn]) -> TurnIndex:
+        idx = cls()
+        for t in turns:
+            idx.add(t)
+        return idx
+
+    def add(self, turn: Turn) -> None:
+        states, _ = _reading(turn.text)
+        cl = tuple(c for s in states for c in claims(s))
+        entries = self.entries.setdefault(turn.user, [])
+        post = self.postings.setdefault(turn.user, defaultdict(list))
+        e = len(entries)
+        entries.append(_Entry(turn, cl, bool(states)))
+        for j, c in enumerate(cl):
+            for k in c.keys:
+                post[k].append((e, j))
+
+    def earlier(self, user: str, said_at: _dt.datetime) -> list[_Entry]:
+        return [e for e in self.entries.get(user, []) if e.turn.said_at < said_at]
+
+    def matches(self, user: str, claim: Claim, said_at: _dt.datetime) -> list[tuple[_Entry, Claim, frozenset[str]]]:
+        """Earlier claims of the same attribute as ``claim`` (rule 1 of "Updates")."""
+        entries = self.entries.get(user, [])
+        post = self.postings.get(user, {})
+        shared: dict[tuple[int, int], int] = defaultdict(int)
+        for k in claim.keys:
+            for ej in post.get(k, ()):
+                shared[ej] += 1
+        out = []
+        for (e, j), n in shared.items():
+            if n < MIN_SHARED_KEYS or entries[e].turn.said_at >= said_at:
+                continue
+            other = entries[e].claims[j]
+            both = claim.keys & other.keys
+            if len(both) / len(claim.keys | other.keys) >= MIN_KEY_JACCARD:
+                out.append((entries[e], other, both))
+        return out
+
+
+def _updates(turn: Turn, states: list[str], index: TurnIndex, cfg: DeriveConfig) -> dict[str, Evidence]:
+    """Rule ``updates``: the earlier turns each claim of ``turn`` updates, with evidence."""
+    best: dict[str, Evidence] = {}
+    for s in states:
+        cue = has_phrase(s, UPDATE_CUES)
+        for c in claims(s):
+            tentative = cfg.tentative and has_phrase(c.text, TENTATIVE_CUES) is not None
+            for entry, other, both in index.matches(turn.user, c, turn.said_at):
+                new_value = bool(c.values) and bool(other.values) and not c.values <= other.values
+                if cue is None and not new_value:
+                    continue
+                conf = TENTATIVE_CONFIDENCE if tentative else CUE_CONFIDENCE if cue is not None else VALUE_CONFIDENCE
+                ev = Evidence(
+                    "supersedes",
+                    "updates",
+                    entry.turn.id,
+                    {
+                        "claim": c.text,
+                        "earlier_claim": other.text,
+                        "shared_key_words": sorted(both),
+                        "values": sorted(c.values),
+                        "earlier_values": sorted(other.values),
+                        "cue": cue,
+                        "tentative": tentative,
+                        "confidence": conf,
+                    },
+                )
+                old = best.get(entry.turn.id)
+                if old is None or conf > old.detail["confidence"]:
+                    best[entry.turn.id] = ev
+    return best
+
+
+def _retraction(turn: Turn, sentence: str, obj: str, index: TurnIndex) -> Evidence | None:
+    """Rule ``retractions``: the earlier turn a retraction sentence takes back."""
+    earlier = index.earlier(turn.user, turn.said_at)
+    keys = words(obj)[0] if obj else frozenset()
+    pick = None
+    if keys:
+        scored = []
+        for e in earlier:
+            n = max((len(keys & c.keys) for c in e.claims), default=0)
+            if n:
+                scored.append((n, e.turn.said_at, _neg(e.turn.id), e))
+        if scored:
+            pick = max(scored, key=lambda x: x[:3])[3]
+    else:
+        with_statement = [e for e in earlier if e.has_statement]
+        if with_statement:
+            pick = max(with_statement, key=lambda e: (e.turn.said_at, _neg(e.turn.id)))
+    if pick is None:
+        return None
+    shared = sorted(keys & frozenset(k for c in pick.claims for k in c.keys))
+    return Evidence("retracts", "retractions", pick.turn.id, {"sentence": sentence, "object_key_words": shared})
+
+
+def _neg(text: str) -> tuple[int, ...]:
+    """A key that orders strings in reverse (the smaller id wins a tie under ``max``)."""
+    return tuple(-ord(ch) for ch in text) + (0,)
+
+
+def derive_one(turn: Turn, index: TurnIndex, cfg: DeriveConfig) -> Derived:
+    """The derived metadata of one turn against the earlier turns of ``index``."""
+    states, retractions = _reading(turn.text)
+    evidence: list[Evidence] = []
+    links: dict[str, tuple[str, ...]] = {}
+    if cfg.updates:
+        ups = _updates(turn, states, index, cfg)
+        if ups:
+            links["supersedes"] = tuple(sorted(ups))
+            evidence += [ups[t] for t in sorted(ups)]
+    if cfg.retractions:
+        targets = []
+        for s, obj in retractions:
+            ev = _retraction(turn, s, obj, index)
+            if ev is not None and ev.target not in targets:
+                targets.append(ev.target)
+                evidence.append(ev)
+        if targets:
+            links["retracts"] = tuple(sorted(str(t) for t in targets))
+    confidence = 1.0
+    if "supersedes" in links:
+        confidence = max(float(e.detail["confidence"]) for e in evidence if e.field == "supersedes")
+    elif cfg.tentative and states and all(has_phrase(s, TENTATIVE_CUES) for s in states):
+        confidence = TENTATIVE_CONFIDENCE
+        evidence.append(Evidence("confidence", "tentative", None, {"statements": states}))
+    when = None
+    if cfg.event_times:
+        for s in states:
+            got = event_time(s, turn.said_at)
+            if got is not None:
+                when = got[0]
+                evidence.append(Evidence("event_time", "event_times", None, {"expression": got[2], "kind": got[1]}))
+                break
+    return Derived(turn.id, links, confidence, when, tuple(evidence))
+
+
+def derive(index: TurnIndex, turns: Sequence[Turn], cfg: DeriveConfig | None = None) -> dict[str, Derived]:
+    """Derive every turn of ``turns`` against ``index`` and the earlier turns among ``turns``
+    (turns are taken by ``said_at``; those sharing one are derived against the same earlier
+    turns, then all added), adding each to ``index``. Returns id → :class:`Derived`."""
+    cfg = cfg or DeriveConfig()
+    out: dict[str, Derived] = {}
+    by_time: dict[_dt.datetime, list[Turn]] = defaultdict(list)
+    for t in turns:
+        by_time[t.said_at].append(t)
+    for at in sorted(by_time):
+        group = by_time[at]
+        for t in group:
+            out[t.id] = derive_one(t, index, cfg)
+        for t in group:
+            index.add(t)
+    return out
