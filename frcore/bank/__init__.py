@@ -7,6 +7,7 @@ from ._bank import (
     QueryResult as QueryResult,
     result_limit as result_limit,
 )
+from .derive import DeriveConfig as DeriveConfig, derive_records as derive_records
 from .guard import (
     Detection as Detection,
     detect as detect_injection,
@@ -53,6 +54,9 @@ __all__ = [
     "get_embedder",
     "CachedEmbedder",
     "EmbedderMismatch",
+    # lifecycle metadata derived from raw turns (Bank.open(..., derive=DeriveConfig(...)), docs/derive.md)
+    "DeriveConfig",
+    "derive_records",
     # the approximate nearest-neighbour index's settings (Bank.open(..., ann=AnnConfig(...)))
     "AnnConfig",
     # σ: the hybrid of cosine and BM25, and the σ-scale rule of PipelineConfig(sigma_scale="max")

@@ -4,6 +4,7 @@ eight-stage pipeline, behind add / retract / erase / query / explain / export.""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as _dt
 import gc
 import hashlib
@@ -17,6 +18,7 @@ from .._ontology import primary_index
 from .._params import LifecycleParams, default_params, validate_params
 from .._time import now, parse_time_arg
 from .._types import STATE_NAMES
+from .derive import DeriveConfig, derive_records, turn_index
 from .pipeline import (
     PipelineConfig,
     Prepared,
@@ -226,6 +228,7 @@ class Bank:
         *,
         index: bool = True,
         ann: AnnConfig | bool | None = None,
+        derive: DeriveConfig | bool | None = None,
     ):
         #: the user this object reads and writes for (:data:`frcore.bank.records._facts.OWNER`, ``""``: the owner)
         self.user: str = check_user(user)
@@ -250,6 +253,9 @@ class Bank:
         self.ann: AnnConfig | None = _ann_config(ann)
         if self.ann is not None and not self.index:
             raise ValueError("ann: an approximate index needs the bank's index (index=True)")
+        #: the derivation rules applied to raw turns as they are added (docs/derive.md), ``None``: none
+        self.derive: DeriveConfig | None = DeriveConfig() if derive is True else (derive or None)
+        self._turn_memo: dict = {}  # (id, text) → a turn's reading by derivation (texts never change)
         if self.ann is not None and int(embedder.dim) % self.ann.pq_dims:
             raise ValueError(f"ann.pq_dims: {self.ann.pq_dims} does not divide the embedder's dimension {embedder.dim}")
         spec = (
@@ -275,6 +281,7 @@ class Bank:
         user: str | None = None,
         index: bool = True,
         ann: AnnConfig | bool | None = None,
+        derive: DeriveConfig | bool | None = None,
     ) -> Bank:
         """Open (or create, with ``create``) the bank at ``path``, bound to ``user`` (``None``:
         the bank's owner; see the class docstring); ``owner`` is the owner's name (see
@@ -294,6 +301,9 @@ class Bank:
         ``ann``: rank with an approximate nearest-neighbour index (``True``: the default
         :class:`frcore.bank.search._ann.AnnConfig`) once the bank is large enough; a writable bank
         builds and extends it as facts are added (:mod:`frcore.bank.search._ann`).
+
+        ``derive``: give raw turns the lifecycle metadata their words state as they are added
+        (``True``: every rule; a :class:`frcore.bank.DeriveConfig` names them; docs/derive.md).
         """
         from .storage import Store
 
@@ -337,7 +347,7 @@ class Bank:
                     )
             if not store.readonly:  # recorded by the first write of a bank that has no record yet
                 store._embedder_to_record = (str(emb.name), int(emb.dim))
-            return cls(store, emb, params, owner=owner, user=user, index=index, ann=ann)
+            return cls(store, emb, params, owner=owner, user=user, index=index, ann=ann, derive=derive)
         except BaseException:
             store.close()
             raise
@@ -354,6 +364,7 @@ class Bank:
             user=check_user(user),
             index=self.index,
             ann=self.ann,
+            derive=self.derive,
         )
 
     def normalize(self, text: str) -> str:
@@ -388,11 +399,22 @@ class Bank:
         with _collector_paused():
             # validate → embed → store (the guard, the transaction and the index: one store call)
             batch = parse_batch(list(facts), where, self.user, recorded_at)
+            if self.derive is not None:  # raw turns take the metadata their words state (docs/derive.md)
+                batch = self._derived(batch, self.derive)
             vectors = None if self.store.readonly else self._embed_records(batch.records)
             added = self.store.add_facts(batch, vectors=vectors, ann=self.ann)
         self._views.clear()
         self._rows.clear()
         return added
+
+    def _derived(self, batch, cfg: DeriveConfig):
+        """``batch`` with its raw turns' derived metadata (:func:`frcore.bank.derive.derive_records`)
+        against the user's stored turns (each turn's reading kept across adds)."""
+        index = turn_index(self.store.edges(user=self.user), self._turn_memo)
+        records, _ = derive_records(batch.records, index, cfg)
+        if len(self._turn_memo) > 4 * sum(map(len, index.entries.values())) + 10_000:  # erased turns' readings
+            self._turn_memo.clear()
+        return dataclasses.replace(batch, records=records)
 
     def update_ann(self, complete: bool = True) -> bool:
         """Build or extend the approximate index now (``complete``: over every row, even when

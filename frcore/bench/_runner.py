@@ -16,6 +16,7 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -86,29 +87,41 @@ def run_persona(
     router = Router(embedder)
     tmp = tempfile.TemporaryDirectory(dir=workdir)
     try:
-        # The bank knows whose memory it is (the persona's name), as any deployed bank would.
-        bank = Bank.open(
-            os.path.join(tmp.name, f"{suite.persona}.db"),
-            embedder=embedder,
-            owner=suite.name if owner_aware else None,
-            ann=ann,
-        )
-        bank.router = router
-        bank.add(bank_records(suite, router, embedder, bank.normalize))
-        q_vecs = np.asarray(embedder.embed([bank.normalize(q.text) for q in suite.questions]))
         params = {s.name: s.params(base_params) for s in systems}
+        q_vecs = None
+        results: dict[tuple[int, str], Any] = {}
+        # one bank per derivation setting: the systems on gold or router metadata share one
+        for g, derive in enumerate(dict.fromkeys(s.derive for s in systems)):
+            # The bank knows whose memory it is (the persona's name), as any deployed bank would.
+            bank = Bank.open(
+                os.path.join(tmp.name, f"{suite.persona}.{g}.db"),
+                embedder=embedder,
+                owner=suite.name if owner_aware else None,
+                ann=ann,
+                derive=derive,
+            )
+            bank.router = router
+            bank.add(bank_records(suite, router, embedder, bank.normalize))
+            if q_vecs is None:
+                q_vecs = np.asarray(embedder.embed([bank.normalize(q.text) for q in suite.questions]))
+            for qi, q in enumerate(suite.questions):
+                for s in systems:
+                    if s.derive != derive:
+                        continue
+                    results[qi, s.name] = bank.query(
+                        q.text,
+                        at=q.asked_at,
+                        k=s.pipeline.k,
+                        intent=q.intent if gold_intent else None,
+                        config=s.pipeline,
+                        params=params[s.name],
+                        query_vec=q_vecs[qi],
+                    )
+            bank.close()
         out = []
         for qi, q in enumerate(suite.questions):
             for s in systems:
-                res = bank.query(
-                    q.text,
-                    at=q.asked_at,
-                    k=s.pipeline.k,
-                    intent=q.intent if gold_intent else None,
-                    config=s.pipeline,
-                    params=params[s.name],
-                    query_vec=q_vecs[qi],
-                )
+                res = results[qi, s.name]
                 ranked = res.ids
                 o = question_outcome(q.attack_vector, ranked, q.support, q.wrong)
                 rec = {
@@ -131,7 +144,6 @@ def run_persona(
                         for r in res.results
                     ]
                 out.append(rec)
-        bank.close()
         return out
     finally:
         tmp.cleanup()

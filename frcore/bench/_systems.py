@@ -21,7 +21,7 @@ from .._ontology import CATEGORY_NAMES, N_CATEGORIES
 from .._params import LifecycleParams, default_params
 from .._partitions import optimal_table_partitions
 from .._types import ScoreConfig
-from ..bank import PipelineConfig
+from ..bank import DeriveConfig, PipelineConfig
 
 
 @dataclass(frozen=True)
@@ -30,6 +30,8 @@ class System:
     pipeline: PipelineConfig
     description: str
     params_fn: Callable[[LifecycleParams], LifecycleParams] | None = None
+    #: the derivation rules its bank applies to raw turns (docs/derive.md); ``None``: none
+    derive: DeriveConfig | None = None
 
     def params(self, base: LifecycleParams | None = None) -> LifecycleParams:
         p = base if base is not None else default_params()
@@ -78,8 +80,8 @@ _NO_LIFECYCLE = ScoreConfig(
 def _systems() -> dict[str, System]:
     S = {}
 
-    def add(name, pipeline, description, params_fn=None):
-        S[name] = System(name, pipeline, description, params_fn)
+    def add(name, pipeline, description, params_fn=None, derive=None):
+        S[name] = System(name, pipeline, description, params_fn, derive)
 
     add(
         "fr-full",
@@ -176,6 +178,16 @@ def _systems() -> dict[str, System]:
         ("activation-floor", replace(plus, stable_activation_floor=False), "no activation floor for stable categories"),
     ):
         add(f"fr-plus-no-{rule}", without, f"fr-plus with {what}")
+    # Derived metadata (docs/derive.md): the bank derives lifecycle metadata from raw turns.
+    add("fr-derived", PipelineConfig(), "FR-full on lifecycle metadata derived from raw turns", derive=DeriveConfig())
+    add("fr-plus-derived", plus, "fr-plus on lifecycle metadata derived from raw turns", derive=DeriveConfig())
+    for rule in ("updates", "retractions", "tentative", "event_times"):
+        add(
+            f"fr-derived-no-{rule.replace('_', '-')}",
+            PipelineConfig(),
+            f"fr-derived without the {rule.replace('_', ' ')} rule",
+            derive=DeriveConfig(**{rule: False}),
+        )
     # Diagnostic variants (by name only; not in DEFAULT_SYSTEMS).
     add(
         "fr-sigma-max",
@@ -189,12 +201,18 @@ SYSTEMS: dict[str, System] = _systems()
 BASELINES = ("flat-cosine", "bm25", "uniform-decay", "overwrite")
 #: variants for diagnosis: resolvable by name, not part of the default table
 DIAGNOSTIC_SYSTEMS = ("fr-sigma-max",)
+#: systems on derived metadata (docs/derive.md): by name only, not in the default table
+DERIVED_SYSTEMS = tuple(n for n, s in SYSTEMS.items() if s.derive is not None)
 #: fr-plus and its ablations (one rule off each)
 PLUS_SYSTEMS = ("fr-plus", "fr-plus-no-turn-age", "fr-plus-no-relative-floor", "fr-plus-no-activation-floor")
 ABLATION_SYSTEMS = tuple(
     n
     for n in SYSTEMS
-    if n.startswith("fr-") and n != "fr-full" and n not in DIAGNOSTIC_SYSTEMS and n not in PLUS_SYSTEMS
+    if n.startswith("fr-")
+    and n != "fr-full"
+    and n not in DIAGNOSTIC_SYSTEMS
+    and n not in PLUS_SYSTEMS
+    and n not in DERIVED_SYSTEMS
 )
 DEFAULT_SYSTEMS = ("fr-full",) + BASELINES + ABLATION_SYSTEMS + PLUS_SYSTEMS
 

@@ -509,6 +509,15 @@ def _bank_fact(item: CorpusItem, index: int, categories: Mapping[str, float]) ->
     }
 
 
+def _derived_links(bank) -> dict[str, list[list[str]]]:
+    """The derived links of a question's bank: kind → [[source id, target id], …] (bank ids)."""
+    out: dict[str, list[list[str]]] = {}
+    for e in bank.store.edges(user=bank.user):
+        for kind, targets in e.links.items():
+            out.setdefault(kind, []).extend([e.id, t] for t in targets)
+    return out
+
+
 def run_question(
     q: Question,
     systems: Sequence[Any],
@@ -540,29 +549,41 @@ def run_question(
     vecs = np.asarray(embedder.embed([texts[i] for i in stored]), dtype=np.float32)
     qv = np.asarray(embedder.embed([q.question])[0], dtype=np.float32)
     facts = [_bank_fact(q.corpus[i], i, router.categorize(texts[i], vecs[j])) for j, i in enumerate(stored)]
+    eligible = np.zeros(len(texts), dtype=bool)
+    cosine = np.full(len(texts), -np.inf)
+    cosine[stored] = vecs @ qv
+    n = len(facts)
     with tempfile.TemporaryDirectory(dir=workdir) as tmp:
-        bank = Bank.open(os.path.join(tmp, "q.db"), embedder=embedder)
-        try:
-            bank.router = router
-            added = bank.add(facts)
-            held = {str(x["id"] if isinstance(x, Mapping) else x) for x in getattr(added, "quarantined", ())}
-            info["quarantined"] = len(held)
-            eligible = np.zeros(len(texts), dtype=bool)
-            cosine = np.full(len(texts), -np.inf)
-            for i in stored:
-                eligible[i] = f"m{i}" not in held
-            cosine[stored] = vecs @ qv
-            n = len(facts)
-            for s in systems:
-                # every result the system can give; a lifecycle ranker's limit is fixed, so its
-                # kernel compiles once for every question (a k of the corpus size would not)
-                limit = result_limit(s.pipeline)
-                k = n if limit is None else min(n, limit)
-                res = bank.query(q.question, at=q.asked_at, k=k, config=s.pipeline, params=params[s.name], query_vec=qv)
-                head = [int(i[1:]) for i in res.ids]
-                rankings[s.name] = complete_ranking(head, cosine, eligible)
-        finally:
-            bank.close()
+        # one bank per derivation setting (docs/derive.md): the systems on router metadata share one
+        for g, derive in enumerate(dict.fromkeys(getattr(s, "derive", None) for s in systems)):
+            bank = Bank.open(os.path.join(tmp, f"q{g}.db"), embedder=embedder, derive=derive)
+            try:
+                bank.router = router
+                t_add = time.perf_counter()
+                added = bank.add(facts)
+                info.setdefault("add_seconds", {})["none" if derive is None else derive.name()] = (
+                    time.perf_counter() - t_add
+                )
+                held = {str(x["id"] if isinstance(x, Mapping) else x) for x in getattr(added, "quarantined", ())}
+                info["quarantined"] = len(held)
+                for i in stored:
+                    eligible[i] = f"m{i}" not in held
+                if derive is not None:
+                    info.setdefault("derived_links", {})[derive.name()] = _derived_links(bank)
+                for s in systems:
+                    if getattr(s, "derive", None) != derive:
+                        continue
+                    # every result the system can give; a lifecycle ranker's limit is fixed, so its
+                    # kernel compiles once for every question (a k of the corpus size would not)
+                    limit = result_limit(s.pipeline)
+                    k = n if limit is None else min(n, limit)
+                    res = bank.query(
+                        q.question, at=q.asked_at, k=k, config=s.pipeline, params=params[s.name], query_vec=qv
+                    )
+                    head = [int(i[1:]) for i in res.ids]
+                    rankings[s.name] = complete_ranking(head, cosine, eligible)
+            finally:
+                bank.close()
     return rankings, info
 
 
@@ -649,6 +670,9 @@ def summarize(
         for key in ("newest_above_older", f"stale_only@{STALE_K}"):
             ku[f"{key}_rate"] = ku[key] / ku["n"] if ku["n"] else None
         systems[name] = {
+            f"latest_session_share@{STALE_K}": latest_session_share(
+                [(qs[e["question_id"]], e) for e in entries if e["question_id"] in evaluable]
+            ),
             "pooled": mean_metrics(entries, gran),
             "pooled_evaluable": mean_metrics([e for e in entries if e["question_id"] in evaluable], gran),
             "per_type": by_type,
@@ -685,6 +709,58 @@ def summarize(
         "without_gold": sorted(q.question_id for q in data.questions if not q.abstention and not q.gold),
         "quarantined": held,
     }
+
+
+def latest_session_share(pairs: Sequence[tuple[Question, Mapping[str, Any]]], k: int = STALE_K) -> float | None:
+    """Mean over questions of the share of a ranking's top ``k`` that comes from the question's
+    latest session (the last by date, then by position): how much fresh raw turns squat."""
+    shares = []
+    for q, e in pairs:
+        if not q.corpus:
+            continue
+        last = max(range(len(q.date_texts)), key=lambda i: (q.session_dates[i], i))
+        session = {c.corpus_id: c.session for c in q.corpus}
+        top = [c["corpus_id"] for c in e["retrieval_results"]["ranked_items"][:k]]
+        if top:
+            shares.append(sum(session[x] == last for x in top) / len(top))
+    return float(np.mean(shares)) if shares else None
+
+
+def derivation_measures(data: LongMemEvalData, infos: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """Per derivation setting (docs/derive.md): derived links per 1,000 stored turns by kind;
+    the knowledge-update *link recall* — of the questions with evidence on two or more dates, the
+    share whose bank derived a ``supersedes`` link from a newest evidence message to an older
+    one; and the seconds per turn its bank's add took beyond the bank without derivation."""
+    out: dict[str, Any] = {}
+    qs = {q.question_id: q for q in data.questions}
+    for qid, info in infos.items():
+        q = qs[qid]
+        n_turns = sum(1 for c in q.corpus if c.text.strip())
+        for setting, links in info.get("derived_links", {}).items():
+            m = out.setdefault(
+                setting, {"turns": 0, "links": {}, "ku": {"n": 0, "linked": 0}, "extra_seconds": 0.0, "timed": 0}
+            )
+            m["turns"] += n_turns
+            for kind, pairs in links.items():
+                m["links"][kind] = m["links"].get(kind, 0) + len(pairs)
+            secs = info.get("add_seconds", {})
+            if "none" in secs and setting in secs:
+                m["extra_seconds"] += secs[setting] - secs["none"]
+                m["timed"] += n_turns
+            gold = [(i, c) for i, c in enumerate(q.corpus) if c.gold]
+            dates = {c.date for _, c in gold}
+            if q.question_type != "knowledge-update" or q.abstention or len(dates) < 2:
+                continue
+            newest = {f"m{i}" for i, c in gold if c.date == max(dates)}
+            older = {f"m{i}" for i, c in gold if c.date < max(dates)}
+            m["ku"]["n"] += 1
+            m["ku"]["linked"] += int(any(a in newest and b in older for a, b in links.get("supersedes", [])))
+    for m in out.values():
+        m["links_per_1000_turns"] = {k: 1000.0 * v / m["turns"] for k, v in m["links"].items()} if m["turns"] else {}
+        m["ku"]["link_recall"] = m["ku"]["linked"] / m["ku"]["n"] if m["ku"]["n"] else None
+        timed = m.pop("timed")
+        m["extra_us_per_turn"] = 1e6 * m.pop("extra_seconds") / timed if timed else None
+    return out
 
 
 def _pct(v: Any) -> str:
@@ -832,12 +908,14 @@ def run_longmemeval(
     params = {s.name: s.params(base_params) for s in syss}
     logs: dict[str, list[dict[str, Any]]] = {n: [] for n in names}
     quarantined: dict[str, int] = {}
+    infos: dict[str, dict[str, Any]] = {}
     t = time.perf_counter()
     for q in tqdm(data.questions, desc="questions", unit="q", disable=not progress):
         rankings, info = run_question(q, syss, embedder, router, peers=peers, params=params)
         for n in names:
             logs[n].append(log_entry(q, rankings[n], data.granularity))
         quarantined[q.question_id] = info["quarantined"]
+        infos[q.question_id] = info
     timings["questions"] = round(time.perf_counter() - t, 2)
     for n in names:
         with open(outdir / f"{n}.jsonl", "w", encoding="utf-8") as f:
@@ -860,6 +938,7 @@ def run_longmemeval(
         },
         "git_revision": git_revision(),
         **summarize(data, logs, quarantined=quarantined, n_boot=n_boot),
+        "derivation": derivation_measures(data, infos),
         "logs": {n: f"{n}.jsonl" for n in names},
     }
     timings["total"] = round(time.perf_counter() - t0, 2)

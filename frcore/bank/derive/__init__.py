@@ -6,6 +6,12 @@ the :class:`Evidence` of each. The bank (:class:`frcore.bank.Bank` with ``derive
 on the raw turns of a batch before they are stored.
 """
 
+from ._records import (
+    derive_records as derive_records,
+    is_derivable as is_derivable,
+    is_user_turn as is_user_turn,
+    turn_index as turn_index,
+)
 from ._rules import (
     CUE_CONFIDENCE as CUE_CONFIDENCE,
     MIN_KEY_JACCARD as MIN_KEY_JACCARD,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as _dt
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -121,20 +121,28 @@ class TurnIndex:
     entries: dict[str, list[_Entry]] = field(default_factory=dict)
     postings: dict[str, dict[str, list[tuple[int, int]]]] = field(default_factory=dict)
 
+    #: (id, text) → (claims, has a statement): the reading of each turn, kept across indexes
+    memo: dict[tuple[str, str], tuple[tuple[Claim, ...], bool]] = field(default_factory=dict)
+
     @classmethod
-    def build(cls, turns: Iterable[Turn]) -> TurnIndex:
-        idx = cls()
+    def build(cls, turns: Iterable[Turn], memo: dict | None = None) -> TurnIndex:
+        """An index of ``turns``; ``memo`` (another index's) saves reading a turn twice."""
+        idx = cls(memo=memo if memo is not None else {})
         for t in turns:
             idx.add(t)
         return idx
 
     def add(self, turn: Turn) -> None:
-        states, _ = _reading(turn.text)
-        cl = tuple(c for s in states for c in claims(s))
+        key = (turn.id, turn.text)
+        got = self.memo.get(key)
+        if got is None:
+            states, _ = _reading(turn.text)
+            got = self.memo[key] = (tuple(c for s in states for c in claims(s)), bool(states))
+        cl, has_statement = got
         entries = self.entries.setdefault(turn.user, [])
         post = self.postings.setdefault(turn.user, defaultdict(list))
         e = len(entries)
-        entries.append(_Entry(turn, cl, bool(states)))
+        entries.append(_Entry(turn, cl, has_statement))
         for j, c in enumerate(cl):
             for k in c.keys:
                 post[k].append((e, j))
@@ -258,10 +266,13 @@ def derive_one(turn: Turn, index: TurnIndex, cfg: DeriveConfig) -> Derived:
     return Derived(turn.id, links, confidence, when, tuple(evidence))
 
 
-def derive(index: TurnIndex, turns: Sequence[Turn], cfg: DeriveConfig | None = None) -> dict[str, Derived]:
-    """Derive every turn of ``turns`` against ``index`` and the earlier turns among ``turns``
-    (turns are taken by ``said_at``; those sharing one are derived against the same earlier
-    turns, then all added), adding each to ``index``. Returns id → :class:`Derived`."""
+def derive(
+    index: TurnIndex, turns: Sequence[Turn], cfg: DeriveConfig | None = None, only: Collection[str] | None = None
+) -> dict[str, Derived]:
+    """Derive the turns of ``turns`` (those named in ``only``, if given; the rest are earlier
+    turns only) against ``index`` and the earlier turns among ``turns``: turns are taken by
+    ``said_at``, those sharing one derived against the same earlier turns, then all added to
+    ``index``. Returns id → :class:`Derived`."""
     cfg = cfg or DeriveConfig()
     out: dict[str, Derived] = {}
     by_time: dict[_dt.datetime, list[Turn]] = defaultdict(list)
@@ -270,7 +281,8 @@ def derive(index: TurnIndex, turns: Sequence[Turn], cfg: DeriveConfig | None = N
     for at in sorted(by_time):
         group = by_time[at]
         for t in group:
-            out[t.id] = derive_one(t, index, cfg)
+            if only is None or t.id in only:
+                out[t.id] = derive_one(t, index, cfg)
         for t in group:
             index.add(t)
     return out

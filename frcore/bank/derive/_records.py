@@ -1,0 +1,59 @@
+"""Derivation on the bank's records: which are derivable, and the records with what was derived.
+
+A record is *derivable* (docs/derive.md, "What is derived") when it is a raw user turn without
+lifecycle metadata of its own; only such records are changed, and only in ``links``,
+``confidence`` and ``event_time``. Every turn of a user (derivable or not) is an earlier turn
+derivation may link to; an extracted fact never is.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Sequence
+
+from ..records import FactRecord, injection_finding
+from ._rules import DeriveConfig, Derived, Turn, TurnIndex, derive
+
+#: Speakers whose turns are the user's own words.
+USER_SPEAKERS: frozenset[str | None] = frozenset({None, "user"})
+
+
+def is_user_turn(rec: FactRecord) -> bool:
+    """A turn said by the user, not read as an instruction to the model (a quarantined turn is
+    neither derived nor a link target)."""
+    return (
+        rec.kind == "turn" and rec.speaker in USER_SPEAKERS and not rec.quarantined and injection_finding(rec) is None
+    )
+
+
+def is_derivable(rec: FactRecord) -> bool:
+    """A raw user turn carrying no lifecycle metadata of its own."""
+    return is_user_turn(rec) and rec.slot is None and rec.event_time is None and not rec.links and rec.confidence == 1.0
+
+
+def turn_of(rec: FactRecord) -> Turn:
+    return Turn(rec.id, rec.text, rec.said_at, rec.user)
+
+
+def turn_index(records: Iterable[FactRecord], memo: dict | None = None) -> TurnIndex:
+    """The earlier turns derivation reads: every stored user turn (``memo``: :attr:`TurnIndex.memo`)."""
+    return TurnIndex.build((turn_of(r) for r in records if is_user_turn(r)), memo)
+
+
+def derive_records(
+    records: Sequence[FactRecord], index: TurnIndex, cfg: DeriveConfig
+) -> tuple[list[FactRecord], dict[str, Derived]]:
+    """The records with the metadata derived for their derivable turns (others unchanged), and
+    id → :class:`Derived` of every derivable turn; ``index`` gains the batch's user turns."""
+    turns = [r for r in records if is_user_turn(r)]
+    only = {r.id for r in turns if is_derivable(r)}
+    got = derive(index, [turn_of(r) for r in turns], cfg, only)
+    out = []
+    for r in records:
+        d = got.get(r.id)
+        if d is None or d.empty:
+            out.append(r)
+            continue
+        links = {k: tuple(v) for k, v in d.links.items()}
+        out.append(dataclasses.replace(r, links=links, confidence=d.confidence, event_time=d.event_time))
+    return out, got
