@@ -4,6 +4,7 @@ conversations whose derived links are known, and the properties every derivation
 from __future__ import annotations
 
 import datetime as dt
+import json
 import random
 
 import pytest
@@ -344,3 +345,41 @@ def test_a_stored_turn_said_at_the_same_time_is_never_linked():
     assert later["b"].empty
     index = TurnIndex.build([_t("a", "I've tried three different ones recently.", "2023-08-11")])
     assert derive(index, [_t("b", "I've tried four different ones so far.", "2023-08-12")])["b"].links
+
+
+def test_explain_shows_each_derived_link_with_its_rule_and_evidence():
+    bank = Bank.open(":memory:", embedder="hash", derive=True)
+    bank.add([_turn("a", "I've tried three different ones recently.", "2023-08-11")])
+    bank.add([_turn("b", "I've tried four different ones so far.", "2023-09-30")])
+    res = bank.explain("How many different ones have I tried?", at="2023-10-01", intent="historical")
+    by_id = {r["id"]: r for r in res.results}
+    why = by_id["b"]["derivation"]
+    assert why["reproduced"] is True
+    (ev,) = why["evidence"]
+    assert (ev["field"], ev["rule"], ev["target"]) == ("supersedes", "updates", "a")
+    assert ev["values"] == ["4"] and ev["earlier_values"] == ["3"]
+    assert "derivation" not in by_id["a"]  # nothing was derived for the first statement
+    bank.close()
+
+
+def test_cli_flags_reach_the_bank(tmp_path, capsys):
+    from frcore.cli import build_parser, main
+
+    parser, _ = build_parser()
+    assert parser.parse_args(["serve", "--bank", "b.db", "--derive"]).derive is True
+    facts = tmp_path / "t.jsonl"
+    facts.write_text(
+        "\n".join(
+            json.dumps(_turn(i, text, day))
+            for i, text, day in (
+                ("a", "I've tried three different ones recently.", "2023-08-11"),
+                ("b", "I've tried four different ones so far.", "2023-09-30"),
+            )
+        )
+    )
+    db = str(tmp_path / "c.db")
+    assert main(["bank", "init", db, "--embedder", "hash"]) == 0
+    assert main(["bank", "add", db, str(facts), "--derive"]) == 0
+    assert main(["bank", "explain", db, "different ones tried", "--at", "2023-10-01", "--intent", "historical"]) == 0
+    out = capsys.readouterr().out
+    assert "derived supersedes a (rule updates, confidence 0.8)" in out

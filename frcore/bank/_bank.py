@@ -18,7 +18,7 @@ from .._ontology import primary_index
 from .._params import LifecycleParams, default_params, validate_params
 from .._time import now, parse_time_arg
 from .._types import STATE_NAMES
-from .derive import DeriveConfig, derive_records, turn_index
+from .derive import DeriveConfig, derive_records, explain_derivation, turn_index
 from .pipeline import (
     PipelineConfig,
     Prepared,
@@ -771,7 +771,19 @@ class Bank:
         )
 
     def explain(self, text: str, *args, **kwargs) -> QueryResult:
-        """:meth:`query` with ``explain=True``: every result also carries its ``explanation``."""
+        """:meth:`query` with ``explain=True``: every result also carries its ``explanation``,
+        and a turn whose lifecycle metadata derivation gives its ``derivation`` (the rule and
+        evidence of each derived link and event time, :func:`frcore.bank.derive.explain_derivation`)."""
         # forwarded as given (typed as such: a caller's own ``explain`` is Python's TypeError)
         query: Callable[..., QueryResult] = self.query
-        return query(text, *args, explain=True, **kwargs)
+        res = query(text, *args, explain=True, **kwargs)
+        turns = [r for r in res.results if r.get("id") is not None]
+        if turns:
+            stored = self.store.edges(user=self.user)
+            by_id = {e.id: e for e in stored}
+            for r in turns:
+                rec = by_id.get(r["id"])
+                why = None if rec is None else explain_derivation(rec, stored, self.derive)
+                if why is not None:
+                    r["derivation"] = why
+        return res

@@ -156,6 +156,7 @@ def _open(args, readonly: bool = False, params=None):
         create=False,
         user=_user(args),
         ann=bool(getattr(args, "ann", False)),
+        derive=bool(getattr(args, "derive", False)),
     )
 
 
@@ -197,6 +198,8 @@ def _print_result(res, full: bool) -> None:
             for line in explanation_lines(r["explanation"]):
                 print("      " + line)
             print(f"      stages={','.join(r['stages'])}")
+            for line in derivation_lines(r.get("derivation")):
+                print("      " + line)
 
 
 def explanation_lines(e: dict) -> list[str]:
@@ -219,6 +222,28 @@ def explanation_lines(e: dict) -> list[str]:
         f"activation={e['activation']:.4g} (rate={e['rate']:.4g}/h, age={e['age']:.4g} h)  blend={e['blend']:.4f}",
         f"{summands} = total={e['total']:+.6f}",
     ]
+
+
+def derivation_lines(d: dict | None) -> list[str]:
+    """A result's derived lifecycle metadata (:func:`frcore.bank.derive.explain_derivation`) as
+    text: one line per derived link or event time, with its rule and evidence."""
+    if not d:
+        return []
+    out = [] if d["reproduced"] else ["derived: the stored metadata is not what derivation gives now"]
+    for e in d["evidence"]:
+        if e["rule"] == "updates":
+            out.append(
+                f"derived {e['field']} {e['target']} (rule updates, confidence {e['confidence']}): "
+                f"{e['claim']!r} after {e['earlier_claim']!r}; shared {', '.join(e['shared_key_words'])}; "
+                f"values {e['earlier_values']} -> {e['values']}" + (f"; cue {e['cue']!r}" if e["cue"] else "")
+            )
+        elif e["rule"] == "retractions":
+            out.append(f"derived retracts {e['target']} (rule retractions): {e['sentence']!r}")
+        elif e["rule"] == "event_times":
+            out.append(f"derived event_time (rule event_times): {e['expression']!r} ({e['kind']})")
+        else:
+            out.append(f"derived confidence 0.5 (rule tentative): {e['statements']}")
+    return out
 
 
 def write_out(path: str, text: str) -> None:
@@ -599,6 +624,11 @@ def register(subparsers) -> None:
     common(sp)
     sp.add_argument("file")
     sp.add_argument("--ann", action="store_true", help=ANN_HELP + "; this add builds or extends it when due")
+    sp.add_argument(
+        "--derive",
+        action="store_true",
+        help="give raw turns the lifecycle links, confidence and event times their words state (docs/derive.md)",
+    )
     for name in ("retract", "erase"):
         sp = sub.add_parser(name, help=f"{name} a fact by id")
         common(sp, embedder=False)

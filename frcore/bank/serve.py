@@ -173,14 +173,9 @@ class Memory:
                 f"{limit} distilled candidates)"
             )
         with self._lock:
-            return self.bank.query(
-                text,
-                at=at,
-                k=k,
-                intent=intent,
-                known_at=known_at,
-                categories=list(categories) if categories else None,
-                explain=explain,
+            ask = self.bank.explain if explain else self.bank.query
+            return ask(
+                text, at=at, k=k, intent=intent, known_at=known_at, categories=list(categories) if categories else None
             )
 
     @staticmethod
@@ -194,6 +189,8 @@ class Memory:
             "stages": list(r.get("stages", ())),
             "why": r.get("explanation"),
         }
+        if r.get("derivation") is not None:  # the rule and evidence of each derived link (docs/derive.md)
+            out["derivation"] = r["derivation"]
         if lines and r.get("explanation") is not None:
             from .cli import explanation_lines
 
@@ -504,6 +501,8 @@ def _serve(args) -> int:
         kwargs["embedder"] = args.embedder
     if args.ann:
         kwargs["ann"] = True
+    if args.derive:
+        kwargs["derive"] = True
     try:
         import mcp  # noqa: F401
     except ImportError as e:
@@ -580,6 +579,12 @@ def register(subparsers) -> None:
         action="store_true",
         help="rank with the approximate nearest-neighbour index, built and extended as facts are added "
         "(banks of 50,000 facts or more; docs/performance.md)",
+    )
+    p.add_argument(
+        "--derive",
+        action="store_true",
+        help="remembered raw turns take the lifecycle links, confidence and event times their words state "
+        "(supersession, retraction, expiry; docs/derive.md)",
     )
     p.add_argument(
         "--log-level",

@@ -8,6 +8,7 @@ on the raw turns of a batch before they are stored.
 
 from ._records import (
     derive_records as derive_records,
+    explain_derivation as explain_derivation,
     is_derivable as is_derivable,
     is_user_turn as is_user_turn,
     turn_index as turn_index,

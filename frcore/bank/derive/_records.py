@@ -57,3 +57,25 @@ def derive_records(
         links = {k: tuple(v) for k, v in d.links.items()}
         out.append(dataclasses.replace(r, links=links, confidence=d.confidence, event_time=d.event_time))
     return out, got
+
+
+def explain_derivation(rec: FactRecord, stored: Sequence[FactRecord], cfg: DeriveConfig | None = None) -> dict | None:
+    """Why a stored turn carries its lifecycle metadata, if derivation gives it: the turn
+    derived again against the user's stored turns said before it (derivation is deterministic).
+    ``None`` for a record derivation does not touch; else ``{"reproduced": bool, "evidence":
+    [...]}`` — ``reproduced`` False when the stored metadata is not what derivation gives now
+    (the turn came with metadata of its own, or the bank gained earlier turns after it was stored)."""
+    if not is_user_turn(rec) or rec.slot is not None:
+        return None
+    raw = dataclasses.replace(rec, links={}, confidence=1.0, event_time=None)
+    earlier = [r for r in stored if r.said_at < rec.said_at and r.user == rec.user]
+    d = derive(turn_index(earlier), [turn_of(raw)], cfg)[rec.id]
+    stored_links = {k: tuple(v) for k, v in rec.links.items()}
+    reproduced = (
+        {k: tuple(v) for k, v in d.links.items()} == stored_links
+        and d.confidence == rec.confidence
+        and d.event_time == rec.event_time
+    )
+    if d.empty and not stored_links and rec.event_time is None and rec.confidence == 1.0:
+        return None
+    return {"reproduced": reproduced, "evidence": [e.to_dict() for e in d.evidence]}
