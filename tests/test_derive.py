@@ -383,3 +383,45 @@ def test_cli_flags_reach_the_bank(tmp_path, capsys):
     assert main(["bank", "explain", db, "different ones tried", "--at", "2023-10-01", "--intent", "historical"]) == 0
     out = capsys.readouterr().out
     assert "derived supersedes a (rule updates, confidence 0.8)" in out
+
+
+def test_order_rule_keeps_a_superseded_turn_directly_below_its_superseder():
+    from frcore.bank import PipelineConfig
+
+    bank = Bank.open(":memory:", embedder="hash", derive=True)
+    bank.add([_turn("a", "I've tried three different Korean restaurants in my city.", "2023-08-11")])
+    bank.add([_turn(f"n{i}", f"I watered the {w} plants on the balcony.", "2023-09-01") for i, w in enumerate("abcde")])
+    bank.add([_turn("b", "Actually, I've tried four different Korean restaurants so far.", "2023-09-30")])
+    q = "How many different Korean restaurants have I tried in my city?"
+    # asked long after: activation ≈ 0 for both, and a matches the question better than b
+    order = bank.query(q, at="2025-10-01", intent="current", config=PipelineConfig(turn_supersession="order"))
+    ids = order.ids
+    assert "a" in ids and ids.index("a") == ids.index("b") + 1
+    assert "below-superseder" in order.results[ids.index("a")]["stages"]  # it ranked above b before the move
+    assert order.results[ids.index("a")]["state"] == "superseded"
+    masked = bank.query(q, at="2025-10-01", intent="current", config=PipelineConfig())
+    assert "a" not in masked.ids[: masked.ids.index("b") + 1] and masked.ids[0] == "b"
+    bank.close()
+
+
+def test_order_rule_never_admits_a_turn_superseded_by_a_fact():
+    from frcore.bank import PipelineConfig
+
+    bank = Bank.open(":memory:", embedder="hash")
+    bank.add(
+        [
+            _turn("a", "I live in Porto.", "2023-01-01"),
+            {
+                "id": "f",
+                "text": "The user lives in Lisbon.",
+                "categories": {"IDENTITY_SELF_CONCEPT": 1.0},
+                "said_at": "2023-02-01",
+                "links": {"supersedes": "a"},
+            },
+        ]
+    )
+    res = bank.query(
+        "Where do I live?", at="2023-03-01", intent="current", config=PipelineConfig(turn_supersession="order")
+    )
+    assert "a" not in res.ids
+    bank.close()

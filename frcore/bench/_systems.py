@@ -179,12 +179,25 @@ def _systems() -> dict[str, System]:
     ):
         add(f"fr-plus-no-{rule}", without, f"fr-plus with {what}")
     # Derived metadata (docs/derive.md): the bank derives lifecycle metadata from raw turns.
-    add("fr-derived", PipelineConfig(), "FR-full on lifecycle metadata derived from raw turns", derive=DeriveConfig())
-    add("fr-plus-derived", plus, "fr-plus on lifecycle metadata derived from raw turns", derive=DeriveConfig())
+    # A raw turn superseded by raw turns ranks below its superseder instead of being masked.
+    derived = PipelineConfig(turn_supersession="order")
+    add("fr-derived", derived, "FR-full on lifecycle metadata derived from raw turns", derive=DeriveConfig())
+    add(
+        "fr-plus-derived",
+        replace(plus, turn_supersession="order"),
+        "fr-plus on lifecycle metadata derived from raw turns",
+        derive=DeriveConfig(),
+    )
+    add(
+        "fr-derived-mask",
+        PipelineConfig(),
+        "fr-derived with superseded raw turns masked as every edge (turn_supersession='mask')",
+        derive=DeriveConfig(),
+    )
     for rule in ("updates", "retractions", "tentative", "event_times"):
         add(
             f"fr-derived-no-{rule.replace('_', '-')}",
-            PipelineConfig(),
+            derived,
             f"fr-derived without the {rule.replace('_', ' ')} rule",
             derive=DeriveConfig(**{rule: False}),
         )

@@ -19,6 +19,7 @@ SIGMA_SCALES = ("raw", "max")
 TURN_AGES = ("said", "oldest_fact")
 TURN_SHARES = ("own", "least")
 FLOOR_REFERENCES = ("absolute", "query_max")
+TURN_SUPERSESSIONS = ("mask", "order")
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,11 @@ class PipelineConfig:
       stable_activation_floor: a typed fact whose primary category does not expire at its event
         time and has a semantic floor F_c > 0 keeps activation ≥ F_c (its effective age capped
         at −ln F_c / λ_eff; the anticipatory kernel is unchanged).
+      turn_supersession: a raw turn superseded only by raw turns (by links derivation gave them,
+        docs/derive.md): ``mask`` (the lifecycle rules apply as to every edge) or ``order`` (it is
+        admitted as active and ranked directly below the best-ranked result that supersedes it,
+        when it would rank above it: raw turns are evidence, and what supersession must
+        guarantee among them is the order, not removal).
       k: results returned.
     """
 
@@ -78,6 +84,7 @@ class PipelineConfig:
     turn_share: str = "own"
     floor_reference: str = "absolute"
     stable_activation_floor: bool = False
+    turn_supersession: str = "mask"
     k: int = 10
 
     def __post_init__(self) -> None:
@@ -101,6 +108,11 @@ class PipelineConfig:
             raise ValueError(
                 f"PipelineConfig.floor_reference: unknown reference {self.floor_reference!r}; "
                 f"expected one of {FLOOR_REFERENCES}"
+            )
+        if self.turn_supersession not in TURN_SUPERSESSIONS:
+            raise ValueError(
+                f"PipelineConfig.turn_supersession: unknown rule {self.turn_supersession!r}; "
+                f"expected one of {TURN_SUPERSESSIONS}"
             )
         if not isinstance(self.stable_activation_floor, bool):
             raise ValueError(

@@ -90,10 +90,64 @@ def retrieve(
         return Retrieval((), 0, 0)
     cand, sig = dedup(found, sims)  # 4
     n_cand = cand.size
-    cand, sig = distill(prep, cand, sig, intent_i, config)  # 5
+    superseders: dict[int, set[int]] = {}
+    if config.turn_supersession == "order":
+        state, superseders = superseded_turns(prep, state)
+    ordered = np.fromiter(superseders, dtype=np.int64, count=len(superseders))
+    if ordered.size and not T.COMPATIBLE[intent_i, T.State.ACTIVE]:
+        ordered = ordered[:0]
+    cand, sig = distill(prep, cand, sig, intent_i, config, ordered)  # 5
     cmat, qvec, sig = lifecycle_filters(prep, cand, sig, state, intent_i, routing, params, config)  # 6
     top = blended_log_score(cmat, qvec, sig, params, config)  # 7
-    return Retrieval(top_k(top, cand, sims, found), n_cand, cand.size, cand, cmat, qvec)  # 8
+    results = top_k(top, cand, sims, found)  # 8
+    if superseders:
+        results = below_superseders(results, superseders)
+    return Retrieval(results, n_cand, cand.size, cand, cmat, qvec)
+
+
+def superseded_turns(prep: Prepared, state: np.ndarray) -> tuple[np.ndarray, dict[int, set[int]]]:
+    """``turn_supersession="order"``: the states with every superseded raw turn whose every
+    superseding edge is a raw turn made active, and row → the rows superseding it."""
+    turn = prep.turn
+    if prep.related is None or not turn.any():
+        return state, {}
+    src, dst = prep.related
+    src, dst = np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)
+    hit = state[dst] == T.State.SUPERSEDED
+    by: dict[int, set[int]] = {}
+    typed: set[int] = set()
+    for a, b in zip(src[hit].tolist(), dst[hit].tolist()):
+        by.setdefault(b, set()).add(a)
+        if not (turn[a] and turn[b]):
+            typed.add(b)
+    by = {b: s for b, s in by.items() if b not in typed}
+    if not by:
+        return state, {}
+    state = state.copy()
+    state[list(by)] = T.State.ACTIVE
+    return state, by
+
+
+def below_superseders(results: tuple[Retrieved, ...], superseders: dict[int, set[int]]) -> tuple[Retrieved, ...]:
+    """Each result of ``superseders`` moved directly below the best-ranked result that
+    supersedes it, when it ranks above it (its stages gain ``below-superseder``)."""
+    out = list(results)
+    for _ in range(len(out) ** 2):  # each move takes a result down: bounded
+        moved = False
+        for i, r in enumerate(out):
+            above = superseders.get(r.row)
+            if not above:
+                continue
+            pos = [j for j, x in enumerate(out) if x.row in above]
+            if pos and min(pos) > i:
+                j = min(pos)
+                stages = r.stages if "below-superseder" in r.stages else (*r.stages, "below-superseder")
+                out.insert(j, out.pop(i)._replace(stages=stages))
+                moved = True
+                break
+        if not moved:
+            break
+    return tuple(out)
 
 
 def flat_ranking(sims: Similarities, alive_idx: np.ndarray | None, config: PipelineConfig) -> Retrieval:

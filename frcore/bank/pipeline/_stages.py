@@ -241,16 +241,24 @@ def dedup(found: list[tuple[str, np.ndarray]], sims: Similarities) -> tuple[np.n
 
 
 def distill(
-    prep: Prepared, cand: np.ndarray, sig: np.ndarray, intent: int, config: PipelineConfig
+    prep: Prepared,
+    cand: np.ndarray,
+    sig: np.ndarray,
+    intent: int,
+    config: PipelineConfig,
+    admitted_too: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Stage 5, staleness-aware distillation (deterministic here; an LLM call in the paper): the
     first ``config.n_distill`` candidates and their σ, ordered by (admitted by the intent first,
     when ``config.staleness_aware``; then σ descending; then row); all of them when there are no
-    more than that or ``n_distill`` is 0."""
+    more than that or ``n_distill`` is 0. ``admitted_too``: rows counted as admitted besides
+    (the superseded turns that ``turn_supersession="order"`` admits)."""
     if not (config.n_distill and cand.size > config.n_distill):
         return cand, sig
     if config.staleness_aware:
         ok = prep.admitted_rows(config.untyped_expiry, config.overwrite, intent, config.score)[cand]
+        if admitted_too is not None and admitted_too.size:
+            ok = ok | np.isin(cand, admitted_too)
         order = np.lexsort((cand, -sig, -ok.astype(np.int64)))
     else:
         order = np.lexsort((cand, -sig))
