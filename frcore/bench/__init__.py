@@ -22,6 +22,8 @@ from ._suite import (
     load_suite as load_suite,
     load_suites as load_suites,
     parse_suite as parse_suite,
+    raw_turn_corpus as raw_turn_corpus,
+    raw_turn_questions as raw_turn_questions,
     suite_to_dict as suite_to_dict,
 )
 from ._systems import (
@@ -44,6 +46,8 @@ __all__ = [
     "load_suites_arg",
     "parse_suite",
     "personas_arg",
+    "raw_turn_corpus",
+    "raw_turn_questions",
     "select_personas",
     "suite_to_dict",
     # systems

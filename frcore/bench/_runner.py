@@ -4,6 +4,9 @@ The corpus of a persona is its facts plus the user turns of its filler sessions 
 Facts enter the bank with the metadata an oracle extractor gives (categories, slot, times,
 confidence, links); turns enter with categories from the router and no slot. The ``role``
 field never reaches the bank: lifecycle states are derived by the bank as of ``asked_at``.
+In raw-turn mode (``raw_turns``) the corpus is the user turns of every session and no fact
+(:func:`frcore.bench._suite.raw_turn_corpus`), and only the questions whose support names a
+turn are scored (:func:`frcore.bench._suite.raw_turn_questions`).
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from .._params import LifecycleParams
 from .._params_io import param_changes
 from ..bank import Bank, Router
 from ._metrics import aggregate, mcnemar, paired_bootstrap, question_outcome
-from ._suite import Suite, corpus
+from ._suite import Suite, corpus, raw_turn_corpus, raw_turn_questions
 from ._systems import System, resolve_systems
 
 
@@ -32,9 +35,12 @@ def _iso(t: _dt.datetime | None) -> str | None:
     return None if t is None else t.isoformat()
 
 
-def bank_records(suite: Suite, router: Router, embedder, normalize=lambda t: t) -> list[dict]:
-    """The persona's corpus as bank fact dicts (no ``role``; turns categorised by the router)."""
-    items = corpus(suite)
+def bank_records(
+    suite: Suite, router: Router, embedder, normalize=lambda t: t, *, raw_turns: bool = False
+) -> list[dict]:
+    """The persona's corpus as bank fact dicts (no ``role``; turns categorised by the router);
+    with ``raw_turns``, raw-turn mode's corpus (every user turn, no fact)."""
+    items = raw_turn_corpus(suite) if raw_turns else corpus(suite)
     turn_texts = [normalize(it.text) for it in items if it.kind == "turn"]
     vecs = iter(np.asarray(embedder.embed(turn_texts)) if turn_texts else [])
     out = []
@@ -80,10 +86,16 @@ def run_persona(
     owner_aware: bool = True,
     keep_outcome: bool = False,
     ann=None,
+    raw_turns: bool = False,
 ) -> list[dict]:
     """Every question of one persona under every system → per-question records (with
     ``keep_outcome`` also the :class:`Outcome` object under ``"_outcome"``, for aggregation).
-    ``ann``: rank through an approximate index with these settings (:class:`frcore.bank.search._ann.AnnConfig`)."""
+    ``ann``: rank through an approximate index with these settings (:class:`frcore.bank.search._ann.AnnConfig`).
+    ``raw_turns``: the bank holds every user turn and no fact; only the questions whose support
+    names a turn are asked, scored on their turn ids."""
+    questions = raw_turn_questions(suite)[0] if raw_turns else list(suite.questions)
+    if not questions:
+        return []
     router = Router(embedder)
     tmp = tempfile.TemporaryDirectory(dir=workdir)
     try:
@@ -101,10 +113,10 @@ def run_persona(
                 derive=derive,
             )
             bank.router = router
-            bank.add(bank_records(suite, router, embedder, bank.normalize))
+            bank.add(bank_records(suite, router, embedder, bank.normalize, raw_turns=raw_turns))
             if q_vecs is None:
-                q_vecs = np.asarray(embedder.embed([bank.normalize(q.text) for q in suite.questions]))
-            for qi, q in enumerate(suite.questions):
+                q_vecs = np.asarray(embedder.embed([bank.normalize(q.text) for q in questions]))
+            for qi, q in enumerate(questions):
                 for s in systems:
                     if s.derive != derive:
                         continue
@@ -119,7 +131,7 @@ def run_persona(
                     )
             bank.close()
         out = []
-        for qi, q in enumerate(suite.questions):
+        for qi, q in enumerate(questions):
             for s in systems:
                 res = results[qi, s.name]
                 ranked = res.ids
@@ -199,15 +211,32 @@ def run_benchmark(
     suite_label: str = "",
     pipeline_overrides: dict | None = None,
     ann=None,
+    raw_turns: bool = False,
 ) -> dict:
     """Run every system on every persona; returns the ``fr bench run`` result dict (``ann``:
-    through an approximate index, :func:`run_persona`)."""
+    through an approximate index, :func:`run_persona`). ``raw_turns``: raw-turn mode
+    (:func:`run_persona`); the result adds ``raw_turns``, ``n_scorable`` (the questions scored),
+    ``n_suite_questions`` and, per persona, the questions not scored with the reason
+    (``not_scorable``)."""
     from tqdm import tqdm
 
     from ._systems import with_overrides
 
     syss = with_overrides(resolve_systems(systems), pipeline_overrides)
     names = [s.name for s in syss]
+    raw: dict[str, Any] = {}
+    if raw_turns:
+        not_scorable = {suite.persona: raw_turn_questions(suite)[1] for suite in suites}
+        n_suite = sum(len(suite.questions) for suite in suites)
+        n_scorable = n_suite - sum(len(v) for v in not_scorable.values())
+        if n_scorable == 0:
+            raise ValueError(f"raw-turn mode: no question of the {n_suite} has a turn in its support; nothing to score")
+        raw = {
+            "raw_turns": True,
+            "n_scorable": n_scorable,
+            "n_suite_questions": n_suite,
+            "not_scorable": not_scorable,
+        }
     t0 = time.perf_counter()
     records: list[dict] = []
     it = tqdm(suites, desc="personas", unit="persona", disable=not progress)
@@ -222,6 +251,7 @@ def run_benchmark(
                 keep_terms=keep_terms,
                 keep_outcome=True,
                 ann=ann,
+                raw_turns=raw_turns,
             )
         )
     summary = summarize(records, names)
@@ -235,6 +265,7 @@ def run_benchmark(
         "gold_intent": gold_intent,
         "pipeline_overrides": pipeline_overrides or {},
         **({"ann": dataclasses.asdict(ann)} if ann is not None else {}),
+        **raw,
         "param_overrides": param_changes(base_params) if base_params is not None else {},
         "git_revision": git_revision(),
         "seconds": round(time.perf_counter() - t0, 2),

@@ -39,7 +39,7 @@ import json
 import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal, overload
@@ -51,8 +51,10 @@ from .._validate import WEIGHT_SUM_TOL
 from ..bank import FACT_FIELDS
 
 __all__ = [
+    "ASSISTANT_ONLY_SUPPORT",
     "ATTACK_VECTORS",
     "FACT_ROLES",
+    "NO_TURN_SUPPORT",
     "SESSION_TYPES",
     "TURN_ROLES",
     "CorpusItem",
@@ -67,6 +69,8 @@ __all__ = [
     "load_suite",
     "load_suites",
     "parse_suite",
+    "raw_turn_corpus",
+    "raw_turn_questions",
     "suite_to_dict",
 ]
 
@@ -208,7 +212,7 @@ class Suite:
 
 @dataclass(frozen=True)
 class CorpusItem:
-    """One retrievable item: a fact (with its extractor metadata) or a filler user turn.
+    """One retrievable item: a fact (with its extractor metadata) or a user turn.
 
     For a turn only ``session`` and ``said_at`` are set: ``categories`` and ``links`` are empty and
     the other metadata is ``None``. Ground truth (fact ``role``, ``source``, extra keys) is left
@@ -763,3 +767,42 @@ def corpus(suite: Suite) -> list[CorpusItem]:
         if t.role == "user" and t.session in filler
     )
     return items
+
+
+# --------------------------------------------------------------------------- raw-turn mode
+
+#: Why raw-turn mode does not score a question: its ``support`` holds facts only.
+NO_TURN_SUPPORT = "support names no turn"
+#: Why raw-turn mode does not score a question: its ``support`` turns are assistant turns, which
+#: no corpus holds.
+ASSISTANT_ONLY_SUPPORT = "support names only assistant turns"
+
+
+def raw_turn_corpus(suite: Suite) -> list[CorpusItem]:
+    """Raw-turn mode's corpus: the **user** turns of **every** session, critical ones included (in
+    file order), and no fact. Each is a turn exactly as in :func:`corpus` (session and said-at
+    only); assistant turns stay out, as they do there."""
+    return [
+        CorpusItem(id=t.id, text=t.text, kind="turn", session=t.session, said_at=t.said_at)
+        for t in suite.turns
+        if t.role == "user"
+    ]
+
+
+def raw_turn_questions(suite: Suite) -> tuple[list[Question], list[dict[str, str]]]:
+    """Raw-turn mode's questions: those whose ``support`` names a turn of :func:`raw_turn_corpus`,
+    with ``support`` and ``wrong`` cut to those turns (the ids the bank can rank; the outcome is
+    unchanged by the cut), in suite order; and ``{"id", "reason"}`` for every other question."""
+    user_turns = {t.id for t in suite.turns if t.role == "user"}
+    any_turn = {t.id for t in suite.turns}
+    scorable: list[Question] = []
+    not_scorable: list[dict[str, str]] = []
+    for q in suite.questions:
+        support = tuple(x for x in q.support if x in user_turns)
+        if support:
+            wrong = tuple(x for x in q.wrong if x in user_turns)
+            scorable.append(replace(q, support=support, wrong=wrong))
+        else:
+            reason = ASSISTANT_ONLY_SUPPORT if any(x in any_turn for x in q.support) else NO_TURN_SUPPORT
+            not_scorable.append({"id": q.id, "reason": reason})
+    return scorable, not_scorable

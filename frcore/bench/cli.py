@@ -31,13 +31,14 @@ def _run(args) -> int:
         base_params=base,
         pipeline_overrides=pipeline or None,
         ann=ann,
+        raw_turns=args.raw_turns,
     )
     if args.params:
         result["params_file"] = str(args.params)
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(result, default=str))
-    table = markdown_table(result)
+    table = _raw_turns_line(result) + markdown_table(result)
     print(table)
     if args.markdown:
         Path(args.markdown).write_text(table + "\n")
@@ -47,6 +48,13 @@ def _run(args) -> int:
         file=sys.stderr,
     )
     return 0
+
+
+def _raw_turns_line(result) -> str:
+    """The line a raw-turn result's table starts with (empty for the normal mode)."""
+    if not result.get("raw_turns"):
+        return ""
+    return f"raw-turn mode: {result['n_scorable']} of {result['n_suite_questions']} questions scorable\n\n"
 
 
 def _ann_from_args(args):
@@ -66,7 +74,7 @@ def _report(args) -> int:
     from ._metrics import markdown_table
 
     result = json.loads(Path(args.result).read_text())
-    print(markdown_table(result))
+    print(_raw_turns_line(result) + markdown_table(result))
     return 0
 
 
@@ -102,6 +110,12 @@ def register(subparsers) -> None:
         metavar="N",
         help="with --ann: rows the approximate index proposes per query (default 1,000: every row of a persona's "
         "bank; fewer exercise the approximation)",
+    )
+    r.add_argument(
+        "--raw-turns",
+        action="store_true",
+        help="raw-turn mode: each bank holds every user turn of the suite (critical sessions included) and no gold "
+        "fact; only the questions whose support names a turn are scored (the others are listed in the JSON)",
     )
     add_params_arguments(r)
     r.set_defaults(func=_run)
