@@ -18,12 +18,12 @@ from ._rules import DeriveConfig, Derived, Turn, TurnIndex, derive
 USER_SPEAKERS: frozenset[str | None] = frozenset({None, "user"})
 
 
-def is_user_turn(rec: FactRecord) -> bool:
+def is_user_turn(rec: FactRecord, stored: bool = False) -> bool:
     """A turn said by the user, not read as an instruction to the model (a quarantined turn is
-    neither derived nor a link target)."""
-    return (
-        rec.kind == "turn" and rec.speaker in USER_SPEAKERS and not rec.quarantined and injection_finding(rec) is None
-    )
+    neither derived nor a link target; a ``stored`` record's flag says it, a new one is checked)."""
+    if rec.kind != "turn" or rec.speaker not in USER_SPEAKERS or rec.quarantined:
+        return False
+    return stored or injection_finding(rec) is None
 
 
 def is_derivable(rec: FactRecord) -> bool:
@@ -37,7 +37,7 @@ def turn_of(rec: FactRecord) -> Turn:
 
 def turn_index(records: Iterable[FactRecord], memo: dict | None = None) -> TurnIndex:
     """The earlier turns derivation reads: every stored user turn (``memo``: :attr:`TurnIndex.memo`)."""
-    return TurnIndex.build((turn_of(r) for r in records if is_user_turn(r)), memo)
+    return TurnIndex.build((turn_of(r) for r in records if is_user_turn(r, stored=True)), memo)
 
 
 def derive_records(
@@ -65,7 +65,7 @@ def explain_derivation(rec: FactRecord, stored: Sequence[FactRecord], cfg: Deriv
     ``None`` for a record derivation does not touch; else ``{"reproduced": bool, "evidence":
     [...]}`` — ``reproduced`` False when the stored metadata is not what derivation gives now
     (the turn came with metadata of its own, or the bank gained earlier turns after it was stored)."""
-    if not is_user_turn(rec) or rec.slot is not None:
+    if not is_user_turn(rec, stored=True) or rec.slot is not None:
         return None
     raw = dataclasses.replace(rec, links={}, confidence=1.0, event_time=None)
     earlier = [r for r in stored if r.said_at < rec.said_at and r.user == rec.user]

@@ -94,6 +94,16 @@ class Derived:
         return not self.links and self.confidence == 1.0 and self.event_time is None
 
 
+@dataclass(frozen=True)
+class Reading:
+    """What derivation reads of a turn's text: its statements, its retraction sentences (with
+    their objects) and each statement's claims."""
+
+    statements: list[str]
+    retractions: list[tuple[str, str]]
+    claims: list[list[Claim]]
+
+
 @dataclass
 class _Entry:
     turn: Turn
@@ -121,8 +131,8 @@ class TurnIndex:
     entries: dict[str, list[_Entry]] = field(default_factory=dict)
     postings: dict[str, dict[str, list[tuple[int, int]]]] = field(default_factory=dict)
 
-    #: (id, text) → (claims, has a statement): the reading of each turn, kept across indexes
-    memo: dict[tuple[str, str], tuple[tuple[Claim, ...], bool]] = field(default_factory=dict)
+    #: (id, text) → :class:`Reading`: each turn read once, kept across indexes
+    memo: dict[tuple[str, str], Reading] = field(default_factory=dict)
 
     @classmethod
     def build(cls, turns: Iterable[Turn], memo: dict | None = None) -> TurnIndex:
@@ -132,17 +142,22 @@ class TurnIndex:
             idx.add(t)
         return idx
 
-    def add(self, turn: Turn) -> None:
+    def reading(self, turn: Turn) -> Reading:
+        """The turn's statements, retraction sentences and claims (read once per text)."""
         key = (turn.id, turn.text)
         got = self.memo.get(key)
         if got is None:
-            states, _ = _reading(turn.text)
-            got = self.memo[key] = (tuple(c for s in states for c in claims(s)), bool(states))
-        cl, has_statement = got
+            states, retractions = _reading(turn.text)
+            got = self.memo[key] = Reading(states, retractions, [claims(s) for s in states])
+        return got
+
+    def add(self, turn: Turn) -> None:
+        r = self.reading(turn)
+        cl = tuple(c for cs in r.claims for c in cs)
         entries = self.entries.setdefault(turn.user, [])
         post = self.postings.setdefault(turn.user, defaultdict(list))
         e = len(entries)
-        entries.append(_Entry(turn, cl, has_statement))
+        entries.append(_Entry(turn, cl, bool(r.statements)))
         for j, c in enumerate(cl):
             for k in c.keys:
                 post[k].append((e, j))
@@ -169,12 +184,12 @@ class TurnIndex:
         return out
 
 
-def _updates(turn: Turn, states: list[str], index: TurnIndex, cfg: DeriveConfig) -> dict[str, Evidence]:
+def _updates(turn: Turn, reading: Reading, index: TurnIndex, cfg: DeriveConfig) -> dict[str, Evidence]:
     """Rule ``updates``: the earlier turns each claim of ``turn`` updates, with evidence."""
     best: dict[str, Evidence] = {}
-    for s in states:
+    for s, cs in zip(reading.statements, reading.claims):
         cue = has_phrase(s, UPDATE_CUES)
-        for c in claims(s):
+        for c in cs:
             tentative = cfg.tentative and has_phrase(c.text, TENTATIVE_CUES) is not None
             for entry, other, both in index.matches(turn.user, c, turn.said_at):
                 new_value = bool(c.values) and bool(other.values) and not c.values <= other.values
@@ -232,11 +247,12 @@ def _neg(text: str) -> tuple[int, ...]:
 
 def derive_one(turn: Turn, index: TurnIndex, cfg: DeriveConfig) -> Derived:
     """The derived metadata of one turn against the earlier turns of ``index``."""
-    states, retractions = _reading(turn.text)
+    reading = index.reading(turn)
+    states, retractions = reading.statements, reading.retractions
     evidence: list[Evidence] = []
     links: dict[str, tuple[str, ...]] = {}
     if cfg.updates:
-        ups = _updates(turn, states, index, cfg)
+        ups = _updates(turn, reading, index, cfg)
         if ups:
             links["supersedes"] = tuple(sorted(ups))
             evidence += [ups[t] for t in sorted(ups)]
