@@ -43,6 +43,7 @@ ROWS: tuple[tuple[str, int], ...] = (
     ("state", 1),
     ("confidence", 1),
     ("numeric", 1),
+    ("typed", 1),
     ("valid", 1),
 )
 N_FEATURES = sum(n for _, n in ROWS)
@@ -124,7 +125,7 @@ def unpack_candidates_host(mat: PackedCandidates) -> Candidates:
         name: (mat[s : s + rows].T.copy() if rows > 1 else mat[s].copy())
         for (name, rows), s in zip(ROWS, ROW_START.values())
     }
-    for name in ("has_event", "numeric", "valid"):
+    for name in ("has_event", "numeric", "typed", "valid"):
         f[name] = f[name] > 0.5
     f["state"] = f["state"].astype(np.int32)
     return Candidates(**f)
@@ -151,6 +152,7 @@ def unpack_candidates(mat: PackedCandidates) -> Candidates:
         state=f["state"].astype(jnp.int32),
         confidence=f["confidence"],
         numeric=f["numeric"] > 0.5,
+        typed=f["typed"] > 0.5,
         valid=f["valid"] > 0.5,
     )
 

@@ -64,7 +64,9 @@ class Candidates(NamedTuple):
 
     ages are (absolute hours, inter-session hours, conversational messages) since the edge
     was said; ``hours_to_event`` = event time − query time in hours (> 0: ahead), meaningful
-    only where ``has_event``; ``valid`` is False for shape-bucket padding.
+    only where ``has_event``; ``typed``: the edge carries lifecycle metadata (an extracted fact, or
+    a slot, an event time or a link; False for a raw turn), read only under
+    ``ScoreConfig.untyped_upcoming``; ``valid`` is False for shape-bucket padding.
     """
 
     sim: Leaf  # (k,) σ in [0, 1]
@@ -75,6 +77,7 @@ class Candidates(NamedTuple):
     state: Leaf  # (k,) int32 lifecycle state
     confidence: Leaf  # (k,) in [0, 1]
     numeric: Leaf  # (k,) bool
+    typed: Leaf  # (k,) bool
     valid: Leaf  # (k,) bool
 
 
@@ -254,6 +257,7 @@ def admitted(
     has_event: Bool[AnyArray, "*k"],
     hours_to_event: Float[AnyArray, "*k"],
     numeric: Bool[AnyArray, "*k"],
+    typed: Bool[AnyArray, "*k"],
     config: ScoreConfig = _DEFAULT,
     *,
     xp=jnp,
@@ -262,10 +266,12 @@ def admitted(
 
     :data:`frcore.COMPATIBLE` [intent, state] after the numeric exemption (a numeric superseded or
     expired edge counts as active, with ``config.numeric_exemption``), and for ``upcoming`` an
-    event ahead (h ≥ 0); every edge with ``config.lifecycle`` off. :func:`compatibility_mask` is
-    0 where this holds and −∞ elsewhere. ``xp`` is the array namespace: jax.numpy in the kernels;
-    FR-Bank's distillation calls it with ``xp=numpy`` over a snapshot's rows (``intent`` a
-    Python int), so one rule serves the score and the pipeline.
+    event ahead (h ≥ 0) — required of ``typed`` edges only with ``config.untyped_upcoming`` (an
+    edge without lifecycle metadata is then admitted as its state allows); every edge with
+    ``config.lifecycle`` off. :func:`compatibility_mask` is 0 where this holds and −∞ elsewhere.
+    ``xp`` is the array namespace: jax.numpy in the kernels; FR-Bank's distillation calls it with
+    ``xp=numpy`` over a snapshot's rows (``intent`` a Python int), so one rule serves the score
+    and the pipeline.
     """
     if not config.lifecycle:
         return xp.ones(xp.shape(state), dtype=bool)
@@ -274,7 +280,10 @@ def admitted(
         exempt = numeric & ((state == State.SUPERSEDED) | (state == State.EXPIRED))
         st = xp.where(exempt, xp.asarray(State.ACTIVE, dtype=state.dtype), state)
     ok = _admits(intent, st, xp)
-    return xp.where(intent == Intent.UPCOMING, ok & has_event & (hours_to_event >= 0), ok)
+    ahead = has_event & (hours_to_event >= 0)
+    if config.untyped_upcoming:
+        ahead = ahead | ~typed
+    return xp.where(intent == Intent.UPCOMING, ok & ahead, ok)
 
 
 def compatibility_mask(
@@ -283,17 +292,20 @@ def compatibility_mask(
     has_event: Bool[AnyArray, "*k"],
     hours_to_event: Float[AnyArray, "*k"],
     numeric: Bool[AnyArray, "*k"],
+    typed: Bool[AnyArray, "*k"],
     config: ScoreConfig = _DEFAULT,
 ) -> Float[jax.Array, "*k"]:
     """Query-conditioned compatibility mask m ∈ {0, −∞} from (state, intent): 0 where
     :func:`admitted` holds. Retracted edges are admitted by no intent; with ``config.lifecycle``
     off everything is 0. Formula (``frcore.symbolic``, terms ``mask_state`` and ``mask``; ξ the
-    state, ι the intent, K the table :data:`frcore.COMPATIBLE`)::
+    state, ι the intent, K the table :data:`frcore.COMPATIBLE`, T the edge is typed, U the switch
+    ``config.untyped_upcoming``)::
 
         xi_m = Piecewise((active, nu & (Eq(expired, xi) | Eq(superseded, xi))), (xi, True))
-        mask = Piecewise((0, Eq(K(iota, xi_m), 1) & (Ne(iota, upcoming) | (E & (h >= 0)))), (-oo, True))
+        mask = Piecewise((0, Eq(K(iota, xi_m), 1) & (Ne(iota, upcoming) | (U & ~T) | (E & (h >= 0)))),
+            (-oo, True))
     """
-    ok = admitted(state, intent, has_event, hours_to_event, numeric, config)
+    ok = admitted(state, intent, has_event, hours_to_event, numeric, typed, config)
     return jnp.where(ok, jnp.zeros((), hours_to_event.dtype), jnp.full((), -jnp.inf, hours_to_event.dtype))
 
 
@@ -364,7 +376,9 @@ def score(params: LifecycleParams, query: Query, cand: Candidates, config: Score
     log_b = jnp.log(jnp.maximum(b, MIN_BLEND))
     r = routing_term(params, cand.weights, query.routing, config)
     w = supersession_term(cand.state, cand.confidence, config)
-    m = compatibility_mask(cand.state, query.intent, cand.has_event, cand.hours_to_event, cand.numeric, config)
+    m = compatibility_mask(
+        cand.state, query.intent, cand.has_event, cand.hours_to_event, cand.numeric, cand.typed, config
+    )
     m = jnp.where(cand.valid, m, -jnp.inf)
     x = exemption_term(params, cand.state, query.intent, cand.numeric, config)
     return ScoreTerms(rate, age, act, b, log_b, r, w, m, x, log_b + r + w + m + x)

@@ -90,6 +90,10 @@ class ScoreConfig:
       routing: add the category-routing term.
       supersession_weight: add the soft-supersession (confidence) term for contested edges.
       numeric_exemption: numeric edges are exempt from the supersession and expiry filters.
+      untyped_upcoming: under ``upcoming``, an edge without lifecycle metadata (candidate ``typed``
+        false: a raw turn, no slot, event time or link) is admitted as its state allows, as under
+        ``current``: nothing says its time is past. Off: ``upcoming`` needs an event ahead on
+        every edge.
     """
 
     decay: str = "harmonic"
@@ -101,6 +105,7 @@ class ScoreConfig:
     routing: bool = True
     supersession_weight: bool = True
     numeric_exemption: bool = True
+    untyped_upcoming: bool = False
 
     def __post_init__(self) -> None:
         if self.decay not in DECAY_MODES:

@@ -70,6 +70,7 @@ def make_candidates(
     hours_to_event=None,
     confidence=None,
     numeric=None,
+    typed=None,
     *,
     pad_to: int | None = None,
     dtype=jnp.float32,
@@ -88,6 +89,8 @@ def make_candidates(
       hours_to_event: (k,) event time − query time in hours; NaN = no event (default none).
       confidence: (k,) in [0, 1] (default 1).
       numeric: (k,) bool (default False).
+      typed: (k,) bool, the edge carries lifecycle metadata — an extracted fact, or a slot, an event
+        time or a link (default True: every edge typed, so ``upcoming`` needs an event ahead on each).
       pad_to: pad to this many rows (``"bucket"``-style: pass :func:`bucket_size`\\ (k)).
       device: return device arrays (default) or the validated host (NumPy) arrays.
     """
@@ -156,6 +159,11 @@ def make_candidates(
         raise ValueError(f"numeric: expected shape ({k},), got {num.shape}")
     num = num.astype(bool)
 
+    ty = np.ones(k, dtype=bool) if typed is None else np.asarray(typed)
+    if ty.shape != (k,):
+        raise ValueError(f"typed: expected shape ({k},), got {ty.shape}")
+    ty = ty.astype(bool)
+
     n = k if pad_to is None else int(pad_to)
     if n < k:
         raise ValueError(f"pad_to: {n} is smaller than the number of candidates {k}")
@@ -181,6 +189,7 @@ def make_candidates(
         state=p(st, 0).astype(np.int32),
         confidence=p(conf, 1.0).astype(f),
         numeric=p(num, False),
+        typed=p(ty, True),
         valid=p(np.ones(k, dtype=bool), False),
     )
     # One transfer for the whole tuple (per-array jnp.asarray(dtype=...) dispatches a convert

@@ -53,6 +53,7 @@ def _cands_np(c: Candidates) -> Candidates:
         state=np.asarray(c.state, np.int64),
         confidence=np.asarray(c.confidence, _F),
         numeric=np.asarray(c.numeric, bool),
+        typed=np.asarray(c.typed, bool),
         valid=np.asarray(c.valid, bool),
     )
 
@@ -150,9 +151,12 @@ def blend(params, sim, weights, act, numeric, config: ScoreConfig = _DEFAULT) ->
     return np.asarray(b)
 
 
-def compatibility_mask(state, intent, has_event, hours_to_event, numeric, config: ScoreConfig = _DEFAULT) -> np.ndarray:
+def compatibility_mask(
+    state, intent, has_event, hours_to_event, numeric, typed, config: ScoreConfig = _DEFAULT
+) -> np.ndarray:
     """m = 0 if the intent admits the (numeric-exempted) state, and for ``upcoming`` the event
-    lies ahead (h ≥ 0); else −∞. Everything is 0 with the lifecycle off."""
+    lies ahead (h ≥ 0) or, with ``untyped_upcoming``, the edge is untyped; else −∞. Everything
+    is 0 with the lifecycle off."""
     if not config.lifecycle:
         return np.asarray(0.0)
     st = int(state)
@@ -160,7 +164,8 @@ def compatibility_mask(state, intent, has_event, hours_to_event, numeric, config
         st = int(State.ACTIVE)
     ok = st in ADMITS[int(intent)]
     if int(intent) == Intent.UPCOMING:
-        ok = ok and bool(has_event) and float(hours_to_event) >= 0
+        ahead = bool(has_event) and float(hours_to_event) >= 0
+        ok = ok and (ahead or (config.untyped_upcoming and not bool(typed)))
     return np.asarray(0.0 if ok else -np.inf)
 
 
@@ -203,7 +208,11 @@ def score(params, query: Query, cand: Candidates, config: ScoreConfig = _DEFAULT
     log_b = math.log(max(float(b), MIN_BLEND))
     r = float(routing_term(p, cand.weights, query.routing, config))
     w = float(supersession_term(cand.state, cand.confidence, config))
-    m = float(compatibility_mask(cand.state, query.intent, cand.has_event, cand.hours_to_event, cand.numeric, config))
+    m = float(
+        compatibility_mask(
+            cand.state, query.intent, cand.has_event, cand.hours_to_event, cand.numeric, cand.typed, config
+        )
+    )
     if not bool(cand.valid):
         m = -math.inf
     x = float(exemption_term(p, cand.state, query.intent, cand.numeric, config))
@@ -293,6 +302,7 @@ class PyCandidate(NamedTuple):
     state: int
     confidence: float
     numeric: bool
+    typed: bool
     valid: bool
 
 
@@ -341,6 +351,7 @@ def python_inputs(
             int(c.state[i]),
             float(c.confidence[i]),
             bool(c.numeric[i]),
+            bool(c.typed[i]),
             bool(c.valid[i]),
         )
         for i in range(c.sim.shape[0])
@@ -427,7 +438,7 @@ def score_python(params, query, cands, config: ScoreConfig = _DEFAULT) -> list[f
                 st = State.ACTIVE
             ok = st in admits
             if intent == Intent.UPCOMING:
-                ok = ok and c.has_event and h >= 0
+                ok = ok and ((c.has_event and h >= 0) or (config.untyped_upcoming and not c.typed))
             if not ok:
                 total = -inf
         if not c.valid:

@@ -15,7 +15,9 @@ These expressions are used three ways:
   NumPy twin on hypothesis inputs (``tests/test_symbolic_oracle.py``).
 
 The forms are those of the default :class:`frcore.ScoreConfig` (every switch of the full
-score on; the ablations are the kernels' structural switches, not separate formulas). Two things
+score on; the ablations are the kernels' structural switches, not separate formulas), with one
+switch written as a symbol: U = ``config.untyped_upcoming`` (false by default), under which
+``upcoming`` admits an untyped edge (T false) without an event ahead. Two things
 stay outside the algebra and are inputs: the primary category p = argmax_c w_c (first on ties),
 whose α, F and clock row the blend and the age use, and the compatibility table K(ι, ξ) =
 :data:`frcore.COMPATIBLE`. A padding row (``valid`` false) is no candidate and has no formula.
@@ -35,7 +37,7 @@ import sympy as sp
 
 from ._ontology import primary_index
 from ._params import MIN_BLEND, MIN_SUPERSESSION_WEIGHT, LifecycleParams
-from ._types import COMPATIBLE, SCORE_SUMMANDS, Intent, State
+from ._types import COMPATIBLE, SCORE_SUMMANDS, Intent, ScoreConfig, State
 
 # --------------------------------------------------------------------------- symbols
 
@@ -57,6 +59,7 @@ theta_F, theta_num, rho = sp.symbols("theta_F theta_num rho")  # floor threshold
 b_min, beta = sp.symbols("b_min beta")  # clip of b before the log, routing boost β
 kappa, omega_min, omega_num = sp.symbols("kappa omega_min omega_num")  # confidence, clip of ω, ω_num
 xi, iota = sp.symbols("xi iota")  # lifecycle state ξ, query intent ι
+T, U = sp.symbols("T U")  # the edge is typed (carries lifecycle metadata), the switch config.untyped_upcoming
 #: the state and intent codes the formulas name (values: frcore.State, frcore.Intent)
 active, contested, superseded, expired, upcoming = sp.symbols("active contested superseded expired upcoming")
 CODES: dict[sp.Symbol, int] = {
@@ -66,6 +69,7 @@ CODES: dict[sp.Symbol, int] = {
     expired: int(State.EXPIRED),
     upcoming: int(Intent.UPCOMING),
 }
+_DEFAULT = ScoreConfig()
 #: K(ι, ξ) = 1 when intent ι admits state ξ: the table :data:`frcore.COMPATIBLE`
 K = sp.Function("K")
 
@@ -161,9 +165,12 @@ FORMULAS: dict[str, Formula] = {
         Formula(
             "mask",
             mask,
-            sp.Piecewise((0, sp.Eq(K(iota, xi_m), 1) & (sp.Ne(iota, upcoming) | (E & (h >= 0)))), (-sp.oo, True)),
+            sp.Piecewise(
+                (0, sp.Eq(K(iota, xi_m), 1) & (sp.Ne(iota, upcoming) | (E & (h >= 0)) | (U & ~T))), (-sp.oo, True)
+            ),
             "compatibility_mask",
-            "compatibility mask: 0 if the intent admits the state (upcoming: an event ahead), else −∞",
+            "compatibility mask: 0 if the intent admits the state (upcoming: an event ahead, or with U an"
+            " untyped edge), else −∞",
         ),
         Formula(
             "exemption",
@@ -214,6 +221,8 @@ INPUTS: dict[str, str] = {
     "h_msg": "`params.hours_per_message`",
     "h": "candidate `hours_to_event`",
     "E": "candidate `has_event`",
+    "T": "candidate `typed` (the edge carries lifecycle metadata: a fact, a slot, an event time or a link)",
+    "U": "`ScoreConfig.untyped_upcoming` (the one switch that is a symbol; false by default)",
     "W": "`params.antic_window`",
     "a_0": "`params.antic_start`",
     "a_1": "`params.antic_peak`",
@@ -289,6 +298,9 @@ def _numeric(name: str, n_categories: int) -> tuple[Callable, tuple[sp.Symbol, .
     """The term lambdified for NumPy: (function, its argument symbols)."""
     expr = expression(name).subs(C, n_categories).doit().subs(CODES)
     expr = expr.replace(lambda e: isinstance(e, sp.Indexed), lambda e: _flat(int(e.indices[0]), e.base))
+    # a condition on a Piecewise state (K(ι, ξ_m)) becomes ITE, which NumPy's printer writes as a
+    # float select: its negation normal form is the same condition as booleans
+    expr = expr.replace(lambda e: isinstance(e, sp.ITE), lambda e: e.to_nnf())
     args = tuple(sorted(expr.free_symbols, key=lambda x: x.name))
     return sp.lambdify(args, expr, modules=[{"K": _compatible}, "numpy"]), args
 
@@ -298,10 +310,11 @@ def _compatible(intent, state) -> np.ndarray:
     return COMPATIBLE[np.asarray(intent, dtype=np.int64), np.asarray(state, dtype=np.int64)].astype(np.int64)
 
 
-def inputs(params: LifecycleParams, query, cands) -> dict[str, np.ndarray]:
+def inputs(params: LifecycleParams, query, cands, config: ScoreConfig = _DEFAULT) -> dict[str, np.ndarray]:
     """Every input symbol's value (float64, or bool / int) for the k candidate rows, from the
     kernel's own inputs (:class:`frcore.LifecycleParams`, :class:`frcore.Query`,
-    :class:`frcore.Candidates`; JAX or NumPy leaves). Every value has shape (k,)."""
+    :class:`frcore.Candidates`; JAX or NumPy leaves) and, for U, ``config.untyped_upcoming``.
+    Every value has shape (k,)."""
     p = LifecycleParams(*(np.asarray(x, dtype=np.float64) for x in params))
     wts = np.asarray(cands.weights, dtype=np.float64)
     k, n_cat = wts.shape
@@ -321,6 +334,8 @@ def inputs(params: LifecycleParams, query, cands) -> dict[str, np.ndarray]:
         "h_msg": full(p.hours_per_message),
         "h": np.asarray(cands.hours_to_event, dtype=np.float64),
         "E": np.asarray(cands.has_event, dtype=bool),
+        "T": np.asarray(cands.typed, dtype=bool),
+        "U": np.full(k, bool(config.untyped_upcoming)),
         "W": full(p.antic_window),
         "a_0": full(p.antic_start),
         "a_1": full(p.antic_peak),
@@ -349,11 +364,14 @@ def inputs(params: LifecycleParams, query, cands) -> dict[str, np.ndarray]:
     return out
 
 
-def evaluate(params: LifecycleParams, query, cands, names: Iterable[str] | None = None) -> dict[str, np.ndarray]:
+def evaluate(
+    params: LifecycleParams, query, cands, names: Iterable[str] | None = None, config: ScoreConfig = _DEFAULT
+) -> dict[str, np.ndarray]:
     """Every named term (or those in ``names``) for the k candidates of one query, computed
-    from the SymPy expressions alone (float64): the third oracle of the score. Rows that are
-    padding (``valid`` false) are computed like any other; the kernels give them −∞."""
-    values = inputs(params, query, cands)
+    from the SymPy expressions alone (float64): the third oracle of the score, under the
+    default switches but for U (``config.untyped_upcoming``). Rows that are padding (``valid``
+    false) are computed like any other; the kernels give them −∞."""
+    values = inputs(params, query, cands, config)
     n_cat = np.asarray(cands.weights).shape[1]
     out = {}
     for name in FORMULAS if names is None else names:

@@ -71,7 +71,7 @@ def hours_to_event(draw) -> float:
 
 @st.composite
 def candidate_arrays(draw, min_k: int = 1, max_k: int = 12, weight_mode: str | None = None) -> dict:
-    """Raw per-edge arrays for :func:`frcore.make_candidates` (k rows, every state)."""
+    """Raw per-edge arrays for :func:`frcore.make_candidates` (k rows, every state, typed or not)."""
     k = draw(st.integers(min_k, max_k))
     rows = range(k)
     return dict(
@@ -86,6 +86,7 @@ def candidate_arrays(draw, min_k: int = 1, max_k: int = 12, weight_mode: str | N
             [draw(st.one_of(f32(0.0, 1.0), st.sampled_from([0.0, 1e-4, 0.4, 0.7, 1.0]))) for _ in rows]
         ),
         numeric=np.array([draw(st.booleans()) for _ in rows]),
+        typed=np.array([draw(st.booleans()) for _ in rows]),
     )
 
 
@@ -148,6 +149,7 @@ CONFIGS: dict[str, fr.ScoreConfig] = {
     "no-numeric-exemption": fr.ScoreConfig(numeric_exemption=False),
     "no-numeric-rescue": fr.ScoreConfig(numeric_rescue=False),
     "no-supersession-weight": fr.ScoreConfig(supersession_weight=False),
+    "untyped-upcoming": fr.ScoreConfig(untyped_upcoming=True),
     "everything-off": fr.ScoreConfig(
         decay="uniform",
         global_alpha=True,

@@ -148,9 +148,10 @@ def test_kernel_inputs_equal_make_candidates(data):
         state=rng.integers(0, len(State), n),
         confidence=rng.choice([0.0, 0.4, 0.7, 1.0], n),
         numeric=rng.random(n) < 0.2,
-        slots=[None] * n,
+        slots=[None if rng.random() < 0.7 else "s" for _ in range(n)],
         eligible=np.ones(n, bool),
         at_h=800.0,
+        kinds=rng.choice(["fact", "turn"], n).tolist(),
     )
     k = data.draw(st.integers(1, n))
     cand = np.sort(rng.choice(n, size=k, replace=False))
@@ -165,6 +166,7 @@ def test_kernel_inputs_equal_make_candidates(data):
         hours_to_event=prep.hours_to_event[cand],
         confidence=prep.confidence[cand],
         numeric=prep.numeric[cand],
+        typed=prep.typed[cand],
         pad_to=bucket_size(k),
         device=False,
     )

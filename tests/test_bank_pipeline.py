@@ -295,37 +295,44 @@ _SPEC_ADMITS = {
 
 
 @pytest.mark.parametrize(
-    ("lifecycle", "exemption"), [(True, True), (True, False), (False, True)], ids=["default", "no-exemption", "off"]
+    ("lifecycle", "exemption", "untyped_upcoming"),
+    [(True, True, False), (True, False, False), (False, True, False), (True, True, True), (True, False, True)],
+    ids=["default", "no-exemption", "off", "untyped-upcoming", "untyped-upcoming-no-exemption"],
 )
-def test_distillation_mask_is_the_spec_rule(lifecycle, exemption):
+def test_distillation_mask_is_the_spec_rule(lifecycle, exemption, untyped_upcoming):
     """Distillation's mask and frcore's kernel mask both admit exactly what SPEC §3 says, over
-    every (state, intent, numeric, event) combination: the table above; a numeric superseded or
-    expired edge counts as active (numeric exemption, when on); ``upcoming`` also needs an event
-    time not in the past; with the lifecycle off everything is admitted."""
+    every (state, intent, numeric, event, typed) combination: the table above; a numeric
+    superseded or expired edge counts as active (numeric exemption, when on); ``upcoming`` also
+    needs an event time not in the past, of a typed edge only with ``untyped_upcoming``; with the
+    lifecycle off everything is admitted."""
     import itertools
 
     import frcore
     from frcore.bank.pipeline._prepare import admitted
 
-    config = frcore.ScoreConfig(lifecycle=lifecycle, numeric_exemption=exemption)
+    config = frcore.ScoreConfig(lifecycle=lifecycle, numeric_exemption=exemption, untyped_upcoming=untyped_upcoming)
 
-    def spec(state: str, intent: str, numeric: bool, h: float) -> bool:
+    def spec(state: str, intent: str, numeric: bool, h: float, typed: bool) -> bool:
         if not lifecycle:
             return True
         if exemption and numeric and state in ("superseded", "expired"):
             state = "active"
         ok = state in _SPEC_ADMITS[intent]
-        return ok and (h >= 0) if intent == "upcoming" else ok  # NaN: no event time, never ahead
+        if intent != "upcoming" or (untyped_upcoming and not typed):
+            return ok
+        return ok and (h >= 0)  # NaN: no event time, never ahead
 
     states = [s.name.lower() for s in frcore.State]
-    combos = list(itertools.product(states, (False, True), (np.nan, -5.0, 0.0, 5.0)))
-    state = np.array([int(frcore.State[s.upper()]) for s, _, _ in combos])
-    numeric = np.array([n for _, n, _ in combos])
-    he = np.array([h for _, _, h in combos])
+    combos = list(itertools.product(states, (False, True), (np.nan, -5.0, 0.0, 5.0), (False, True)))
+    state = np.array([int(frcore.State[s.upper()]) for s, *_ in combos])
+    numeric = np.array([c[1] for c in combos])
+    he = np.array([c[2] for c in combos])
+    typed = np.array([c[3] for c in combos])
     assert sorted(_SPEC_ADMITS) == sorted(i.name.lower() for i in frcore.Intent)  # every intent has its row
     for intent in frcore.Intent:
-        want = [spec(s, intent.name.lower(), n, h) for s, n, h in combos]
-        np.testing.assert_array_equal(admitted(state, numeric, he, int(intent), config), want, err_msg=intent.name)
+        want = [spec(s, intent.name.lower(), n, h, t) for s, n, h, t in combos]
+        got = admitted(state, numeric, he, typed, int(intent), config)
+        np.testing.assert_array_equal(got, want, err_msg=intent.name)
         kernel = [
             np.isfinite(
                 float(
@@ -335,13 +342,66 @@ def test_distillation_mask_is_the_spec_rule(lifecycle, exemption):
                         np.bool_(not np.isnan(h)),
                         np.float32(0.0 if np.isnan(h) else h),
                         np.bool_(n),
+                        np.bool_(t),
                         config,
                     )
                 )
             )
-            for s, n, h in zip(state, numeric, he)
+            for s, n, h, t in zip(state, numeric, he, typed)
         ]
         np.testing.assert_array_equal(kernel, want, err_msg=intent.name)
+
+
+def test_typed_rows_carry_lifecycle_metadata():
+    """Prepared.typed: a fact, or a row with a slot, an event time or a link (as its source or
+    its target) is typed; a raw turn with none of these is not."""
+    from frcore.bank.pipeline import Prepared, related_pairs
+
+    ids = ["fact", "slotted", "event", "linker", "linked", "raw"]
+    slots = [None, "home", None, None, None, None]
+    said = np.arange(6, dtype=np.float64)
+    links = [{}, {}, {}, {"supersedes": ("linked",)}, {}, {}]
+    prep = Prepared(
+        weights=np.eye(11)[[6] * 6],
+        said_at_h=said,
+        event_h=np.array([np.nan, np.nan, 30.0, np.nan, np.nan, np.nan]),
+        state=np.zeros(6, np.int64),
+        confidence=np.ones(6),
+        numeric=np.zeros(6, bool),
+        slots=slots,
+        eligible=np.ones(6, bool),
+        at_h=10.0,
+        related=related_pairs(slots, said, links, {x: i for i, x in enumerate(ids)}),
+        kinds=["fact", "turn", "turn", "turn", "turn", "turn"],
+    )
+    np.testing.assert_array_equal(prep.typed, [True, True, True, True, True, False])
+
+
+@pytest.mark.parametrize("untyped_upcoming", [False, True])
+def test_upcoming_request_reaches_untyped_turns_with_the_switch(untyped_upcoming, tmp_path):
+    """A bank of raw turns (no slot, event time or link): under ``upcoming`` every turn is masked
+    by default, and with ``untyped_upcoming`` the stated preference is retrieved; a typed fact
+    without an event ahead stays masked either way."""
+    import frcore
+
+    bank = Bank.open(str(tmp_path / "turns.db"), embedder="hash")
+    bank.add(
+        [
+            {"id": "t1", "kind": "turn", "text": "I prefer boutique hotels near the beach", "said_at": "2025-01-02"},
+            {"id": "t2", "kind": "turn", "text": "My cat likes tuna", "said_at": "2025-01-03"},
+            {
+                "id": "f1",
+                "text": "Prefers boutique hotels with a pool",
+                "categories": {"PREFERENCES_HABITS": 1.0},
+                "said_at": "2025-01-04",
+            },
+        ]
+    )
+    config = PipelineConfig(score=frcore.ScoreConfig(untyped_upcoming=untyped_upcoming))
+    res = bank.query("boutique hotels", at="2025-02-01", intent="upcoming", config=config)
+    assert ("t1" in res.ids) == untyped_upcoming
+    assert "f1" not in res.ids
+    assert res.ids == (["t1", "t2"] if untyped_upcoming else [])
 
 
 def test_distillation_uses_the_kernels_compatibility_rule(monkeypatch):
@@ -353,7 +413,14 @@ def test_distillation_uses_the_kernels_compatibility_rule(monkeypatch):
     from frcore.bank.pipeline._prepare import admitted
 
     state = np.array([frcore.State.ACTIVE, frcore.State.SUPERSEDED, frcore.State.RETRACTED])
-    args = (state, np.zeros(3, bool), np.full(3, np.nan), int(frcore.Intent.CURRENT), frcore.ScoreConfig())
+    args = (
+        state,
+        np.zeros(3, bool),
+        np.full(3, np.nan),
+        np.ones(3, bool),
+        int(frcore.Intent.CURRENT),
+        frcore.ScoreConfig(),
+    )
     np.testing.assert_array_equal(admitted(*args), [True, False, False])
     bits = list(scoring._ADMITS_BITS)
     bits[frcore.Intent.CURRENT] |= 1 << frcore.State.SUPERSEDED

@@ -195,14 +195,45 @@ def test_retracted_edges_are_never_admitted(config_id, raw, intent):
 @settings(max_examples=40)
 @given(raw=candidate_arrays(1, 12), config_id=st.sampled_from(LIFECYCLE_CONFIGS))
 def test_upcoming_never_admits_a_past_or_missing_event(raw, config_id):
+    """A typed edge needs an event ahead under ``upcoming``; an untyped one too unless
+    ``untyped_upcoming`` is on (then its state decides: the test below)."""
     c = _cands(raw)
     t = fr.score_candidates(fr.default_params(), fr.make_query("upcoming"), c, CONFIGS[config_id])
     admitted = np.isfinite(np.asarray(t.total))
+    if CONFIGS[config_id].untyped_upcoming:
+        admitted &= np.asarray(c.typed)
     assert not np.any(admitted & ~np.asarray(c.has_event)), "upcoming admitted an edge with no event"
     assert not np.any(admitted & (np.asarray(c.hours_to_event) < 0)), "upcoming admitted a past event"
     # SPEC §3: upcoming admits active edges (numeric edges count as active when superseded or
     # expired, by the exemption); a contested edge is never admitted
     assert not np.any(admitted & (np.asarray(c.state) == fr.State.CONTESTED)), "upcoming admitted a contested edge"
+
+
+@settings(max_examples=40)
+@given(raw=candidate_arrays(1, 12), numeric_exemption=st.booleans())
+def test_untyped_upcoming_drops_the_event_requirement_of_untyped_edges_only(raw, numeric_exemption):
+    """With ``untyped_upcoming``: under ``upcoming`` an untyped edge is admitted exactly when
+    COMPATIBLE admits its (numeric-exempted) state, whatever its event; a typed edge exactly as
+    with the switch off. Under every other intent the switch changes nothing."""
+    c = _cands(raw)
+    p = fr.default_params()
+    on = fr.ScoreConfig(untyped_upcoming=True, numeric_exemption=numeric_exemption)
+    off = fr.ScoreConfig(numeric_exemption=numeric_exemption)
+    k = _k(raw)
+    typed = np.asarray(c.typed)[:k]
+    state = np.asarray(c.state)[:k]
+    if numeric_exemption:
+        stale = (state == fr.State.SUPERSEDED) | (state == fr.State.EXPIRED)
+        state = np.where(np.asarray(c.numeric)[:k] & stale, int(fr.State.ACTIVE), state)
+    for intent in fr.Intent:
+        q = fr.make_query(int(intent))
+        got = np.isfinite(np.asarray(fr.score_candidates(p, q, c, on).total))[:k]
+        was = np.isfinite(np.asarray(fr.score_candidates(p, q, c, off).total))[:k]
+        if intent != fr.Intent.UPCOMING:
+            np.testing.assert_array_equal(got, was, err_msg=intent.name)
+            continue
+        np.testing.assert_array_equal(got[typed], was[typed])
+        np.testing.assert_array_equal(got[~typed], fr.COMPATIBLE[int(intent), state[~typed]])
 
 
 @settings(max_examples=40)

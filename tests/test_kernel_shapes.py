@@ -35,6 +35,7 @@ def _cands(k: int, n_categories: int = C) -> fr.Candidates:
         state=f(0, np.int32),
         confidence=f(1.0),
         numeric=f(False, bool),
+        typed=f(True, bool),
         valid=f(True, bool),
     )
 

@@ -85,7 +85,7 @@ def single_inputs(draw) -> dict:
         "anticipatory_activation": (p, c.hours_to_event),
         "activation": (p, c.weights, c.ages, c.has_event, c.hours_to_event),
         "blend": (p, c.sim, c.weights, act, c.numeric),
-        "compatibility_mask": (c.state, q.intent, c.has_event, c.hours_to_event, c.numeric),
+        "compatibility_mask": (c.state, q.intent, c.has_event, c.hours_to_event, c.numeric, c.typed),
         "routing_term": (p, c.weights, q.routing),
         "supersession_term": (c.state, c.confidence),
         "exemption_term": (p, c.state, q.intent, c.numeric),

@@ -15,7 +15,7 @@ from hypothesis import given, settings, strategies as st
 from experiments import intent_eval as E
 from frcore import INTENT_NAMES
 from frcore.bank import Bank, infer_intent
-from frcore.bank.pipeline._query import INTENT_RULES
+from frcore.bank.pipeline._query import INTENT_RULES, REQUEST_RULE
 
 ROWS = E.load_queries()
 RULE_NAMES = [name for _, name, _ in INTENT_RULES]
@@ -65,6 +65,50 @@ def test_heldout_accuracy_floor():
 )
 def test_issue_examples(text, intent):
     assert infer_intent(text).intent == intent, infer_intent(text)
+
+
+#: Questions about an event ahead (upcoming) and requests that merely mention one (not upcoming:
+#: the intent their other words give), written here (issue 28, "intent on raw requests").
+ABOUT_AN_EVENT = [
+    "When is my upcoming dentist appointment?",
+    "What do I have coming up next week?",
+    "What's scheduled for Friday?",
+    "What do I need to do before my trip next week?",
+    "When do I fly to Lisbon?",
+    "What should I get done before my holiday starts?",
+]
+MENTIONS_AN_EVENT = [
+    ("Can you suggest a hotel for my upcoming trip to Miami?", "current", "request"),
+    ("Can you recommend a movie to watch tonight?", "current", "request"),
+    ("recommend a movie to watch tonight", "current", "request"),
+    ("Any tips for my trip next week?", "current", "request"),
+    ("What should I wear to the wedding on Saturday?", "current", "request"),
+    ("Do you have any suggestions for my presentation tomorrow?", "current", "request"),
+    ("Any ideas for a gift for my sister's birthday next month?", "current", "request"),
+    ("Can you suggest a restaurant like the one I used to love, for Friday?", "historical", "used-to"),
+]
+
+
+@pytest.mark.parametrize("text", ABOUT_AN_EVENT)
+def test_a_question_about_an_event_ahead_is_upcoming(text):
+    assert infer_intent(text).intent == "upcoming", infer_intent(text)
+
+
+@pytest.mark.parametrize(("text", "intent", "rule"), MENTIONS_AN_EVENT)
+def test_a_request_that_mentions_an_event_ahead_is_not_upcoming(text, intent, rule):
+    """A request for a recommendation or advice asks what to choose, not what is planned: the
+    upcoming rules are skipped and its other words decide (current when none does)."""
+    assert REQUEST_RULE.search(text)
+    d = infer_intent(text)
+    assert (d.intent, d.rule) == (intent, rule), d
+    # without the request cue the same words are read as upcoming: the skip is what decides
+    first = next((i, n) for i, n, p in INTENT_RULES if p.search(text))
+    assert first[0] == "upcoming" or intent != "current", (text, first)
+
+
+def test_a_request_without_an_event_keeps_the_default_rule():
+    assert infer_intent("Can you suggest some activities for the evening?") == infer_intent("What's my name?")
+    assert infer_intent("What did my doctor recommend?").rule == "default"
 
 
 #: one query per rule, written here (not taken from the intent set): each must be decided by
@@ -119,11 +163,15 @@ def test_decision_ignores_case_and_surrounding_space(query, case, pad):
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.sampled_from([w for r in ROWS for w in r["query"].split()]), max_size=12))
 def test_decision_names_the_first_matching_rule(words):
-    text = " ".join(words)
+    """The first matching rule decides, the upcoming rules skipped in a request; a request that
+    only upcoming rules match is current by rule ``request``."""
+    text = " ".join(words + ["suggest"] if len(words) % 3 == 0 else words)
     d = infer_intent(text)
-    first = next(((i, n, p) for i, n, p in INTENT_RULES if p.search(text)), None)
+    request = REQUEST_RULE.search(text) is not None
+    matching = [(i, n, p) for i, n, p in INTENT_RULES if p.search(text)]
+    first = next(((i, n, p) for i, n, p in matching if not (request and i == "upcoming")), None)
     if first is None:
-        assert (d.intent, d.rule) == ("current", "default")
+        assert (d.intent, d.rule) == ("current", "request" if matching else "default")
     else:
         assert (d.intent, d.rule) == first[:2] and first[2].search(text)
 

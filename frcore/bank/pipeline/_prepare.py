@@ -111,13 +111,20 @@ def overwrite_keep(state: np.ndarray, slots: Sequence, said_at_h: np.ndarray) ->
 
 
 def admitted(
-    state: np.ndarray, numeric: np.ndarray, hours_to_event: np.ndarray, intent: int, config: ScoreConfig
+    state: np.ndarray,
+    numeric: np.ndarray,
+    hours_to_event: np.ndarray,
+    typed: np.ndarray,
+    intent: int,
+    config: ScoreConfig,
 ) -> np.ndarray:
     """Which rows the intent admits (used by distillation): the kernel's own compatibility rule,
     :func:`frcore._scoring.admitted` (the one behind :func:`frcore.compatibility_mask`), over
-    host arrays. ``hours_to_event`` is NaN for a row without an event time."""
+    host arrays. ``hours_to_event`` is NaN for a row without an event time; ``typed``: the row
+    carries lifecycle metadata (:attr:`Prepared.typed`)."""
     has_event = ~np.isnan(hours_to_event)
-    return _admitted(state, intent, has_event, np.where(has_event, hours_to_event, 0.0), numeric, config, xp=np)
+    he = np.where(has_event, hours_to_event, 0.0)
+    return _admitted(state, intent, has_event, he, numeric, typed, config, xp=np)
 
 
 class Prepared:
@@ -166,15 +173,32 @@ class Prepared:
         #: both all False without kinds (no row is known to be either: the fr-plus rules that
         #: tell them apart change nothing)
         self.turn = np.zeros(self.n, dtype=bool)
-        self.typed = np.zeros(self.n, dtype=bool)
+        self.fact = np.zeros(self.n, dtype=bool)
         if kinds is not None:
             kind = np.asarray(kinds, dtype=object)
             self.turn = kind == "turn"
-            self.typed = kind == "fact"
+            self.fact = kind == "fact"
+        self._typed: np.ndarray | None = None
         self._rule_ages: dict[tuple, tuple] = {}  # ages under the rules, per (rules, decay, params id): (params, ages)
         self._rule_tables: dict[tuple, tuple] = {}  # kernel table for those ages: (params, table or False)
         self._turn_share: dict[int, tuple] = {}  # factor of turn_share="least", per params id: (params, factor)
         self._related_csr: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}  # by source / related row
+
+    @property
+    def typed(self) -> np.ndarray:
+        """(n,) bool: the row carries lifecycle metadata — a typed fact (``kind == "fact"``), or a
+        slot, an event time, or a link (as source or target: a row of :attr:`related`'s link
+        pairs; a slot pair's rows have slots). The kernel's ``typed`` input: with
+        ``ScoreConfig.untyped_upcoming``, ``upcoming`` admits the other rows (raw turns) without
+        an event ahead."""
+        if self._typed is None:
+            typed = self.fact | ~np.isnan(self.hours_to_event)
+            typed |= np.fromiter((s is not None for s in self.slots), dtype=bool, count=self.n)
+            if self.related is not None:
+                for rows in self.related:
+                    typed[np.asarray(rows, dtype=np.int64)] = True
+            self._typed = typed
+        return self._typed
 
     @property
     def ages(self) -> np.ndarray:
@@ -240,11 +264,11 @@ class Prepared:
     def admitted_rows(self, untyped_expiry: bool, overwrite: bool, intent: int, config: ScoreConfig) -> np.ndarray:
         """:func:`admitted` over every row of a lifecycle variant, for one intent (cached: it
         depends on the snapshot, not on the query's text)."""
-        key = (untyped_expiry, overwrite, intent, config.lifecycle, config.numeric_exemption)
+        key = (untyped_expiry, overwrite, intent, config.lifecycle, config.numeric_exemption, config.untyped_upcoming)
         ok = self._admitted.get(key)
         if ok is None:
             state = self.variant(untyped_expiry, overwrite)[0]
-            ok = self._admitted[key] = admitted(state, self.numeric, self.hours_to_event, intent, config)
+            ok = self._admitted[key] = admitted(state, self.numeric, self.hours_to_event, self.typed, intent, config)
         return ok
 
     def rule_ages(self, config: PipelineConfig, params: LifecycleParams) -> tuple[tuple | None, np.ndarray]:
@@ -259,13 +283,13 @@ class Prepared:
         if got is not None and got[0] is params:
             return key, got[1]
         ages = np.array(self.ages, dtype=np.float64)
-        typed = self.typed
+        fact = self.fact
         if config.turn_age == "oldest_fact":
-            facts = typed & self.eligible
+            facts = fact & self.eligible
             if facts.any() and self.turn.any():
                 ages[self.turn] = ages[facts].max(axis=0)
-        if config.stable_activation_floor and typed.any():
-            ages = activation_floor_ages(ages, self.weights, typed, params, config.score)
+        if config.stable_activation_floor and fact.any():
+            ages = activation_floor_ages(ages, self.weights, fact, params, config.score)
         self._rule_ages[key] = (params, ages)
         return key, ages
 
@@ -275,7 +299,7 @@ class Prepared:
         no eligible typed fact, or one α for every category under ``global_alpha``)."""
         if config.global_alpha:
             return None
-        facts = self.typed & self.eligible
+        facts = self.fact & self.eligible
         if not (self.turn.any() and facts.any()):
             return None
         got = self._turn_share.get(id(params))
@@ -318,7 +342,7 @@ class Prepared:
     def _kernel_table_own(self) -> np.ndarray | None:
         """Every row's kernel inputs as an (n, F) float32 table in the packed layout of
         :func:`frcore.pack_candidates` (weights, ages, has_event, hours to event with NaN → 0,
-        confidence, numeric; sim and state are the query's, filled per call; valid = 1), or None
+        confidence, numeric, typed; sim and state are the query's, filled per call; valid = 1), or None
         when some row would fail :func:`frcore.make_candidates`' checks — then each query calls
         it, and it raises on the offending candidate exactly as before."""
         if self._kernel_table is None:
@@ -347,6 +371,7 @@ class Prepared:
                 table[:, _COL["hours_to_event"]] = np.where(has_event, he, 0.0)
                 table[:, _COL["confidence"]] = conf
                 table[:, _COL["numeric"]] = self.numeric
+                table[:, _COL["typed"]] = self.typed
                 table[:, _COL["valid"]] = 1.0
                 self._kernel_table = table
             else:
@@ -359,9 +384,9 @@ _EXPIRES = np.asarray(as_arrays().expires_at_event, dtype=bool)
 
 
 def activation_floor_ages(
-    ages: np.ndarray, weights: np.ndarray, typed: np.ndarray, params: LifecycleParams, config: ScoreConfig
+    ages: np.ndarray, weights: np.ndarray, fact: np.ndarray, params: LifecycleParams, config: ScoreConfig
 ) -> np.ndarray:
-    """Ages under ``stable_activation_floor``: for a ``typed`` row whose primary category c (the
+    """Ages under ``stable_activation_floor``: for a ``fact`` row (a typed fact) whose primary category c (the
     kernel's: argmax weight, first on ties) does not expire at its event time and has F_c > 0,
     the three clock ages scaled by one factor so that age_eff ≤ −ln F_c / λ_eff, hence
     exp(−λ_eff · age_eff) ≥ F_c. λ_eff and age_eff are the kernel's own functions
@@ -374,7 +399,7 @@ def activation_floor_ages(
     floors = np.asarray(params.floors, dtype=np.float64)
     stable = ~_EXPIRES & (floors > 0)
     primary = primary_index(w)
-    a_min = np.where(np.asarray(typed, bool) & stable[primary], floors[primary], 0.0)
+    a_min = np.where(np.asarray(fact, bool) & stable[primary], floors[primary], 0.0)
     rows = np.flatnonzero(a_min > 0)
     if rows.size == 0:
         return ages
@@ -441,6 +466,7 @@ def kernel_inputs(
                 hours_to_event=prep.hours_to_event[cand],
                 confidence=prep.confidence[cand],
                 numeric=prep.numeric[cand],
+                typed=prep.typed[cand],
                 pad_to=m,
                 device=False,
             )

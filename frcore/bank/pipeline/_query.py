@@ -7,7 +7,8 @@ so ``fr bank explain`` can show why a query got its intent and routing.
 Intent (SPEC §3): ``change_history`` ("how has ... changed", "what changed", "which cities have I
 lived in", "over the past year"), ``historical`` ("used to", "before" with a past tense or at the
 end of the question, "previously", "last year", "my old job"), ``upcoming`` ("before Friday",
-"need to ... before", "next week", "when is my ...", "tomorrow"), ``retraction_aware`` ("still
+"need to ... before", "next week", "when is my ...", "tomorrow"; not in a request for a
+recommendation or advice, :data:`REQUEST_RULE`: "suggest a hotel for my upcoming trip"), ``retraction_aware`` ("still
 planning", "still on", "decided against", "cancelled", "called off"), ``broad`` ("tell me about",
 "what do you know about me", "free time", "my goals"), otherwise ``current``. The rules of
 :data:`INTENT_RULES` are tried in order; the first match wins. docs/intents.md lists them with the
@@ -156,19 +157,37 @@ INTENT_RULES: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
     (intent, name, re.compile(pattern, re.IGNORECASE)) for intent, name, pattern in _INTENT_RULE_SOURCE
 )
 
+#: A request for a recommendation or advice ("can you suggest a hotel for my upcoming trip?",
+#: "recommend a movie to watch tonight", "any tips for my trip next week?"): it may mention an
+#: event ahead, but it asks what to choose, not what is planned, so the ``upcoming`` rules do not
+#: apply to it and its other words decide (``current`` when none does: rule ``request``). A
+#: question about the event itself ("when is my upcoming dentist appointment?") has no such cue.
+REQUEST_RULE = re.compile(
+    r"\b(suggest(ion)?s?|recommend(ation)?s?|advi[cs]e|tips?|ideas? (for|on|about)|(any|some|good) ideas"
+    r"|help me (choose|pick|find|decide)|what should " + _WHO + r" (watch|read|eat|cook|make|wear|try|listen to|play)"
+    r"|what would you (suggest|recommend))\b",
+    re.IGNORECASE,
+)
+
 
 @dataclass(frozen=True)
 class IntentDecision:
     intent: str
-    rule: str  # name of the rule that fired, "default" or "given"
+    rule: str  # name of the rule that fired, "default", "request" or "given"
 
 
 def infer_intent(text: str) -> IntentDecision:
-    """Intent of a query by the first matching rule of :data:`INTENT_RULES` (default ``current``)."""
+    """Intent of a query by the first matching rule of :data:`INTENT_RULES` (default ``current``).
+    In a request (:data:`REQUEST_RULE`) the ``upcoming`` rules are skipped: a request that an
+    ``upcoming`` rule matches and no other rule does is ``current`` by rule ``request``."""
+    request = REQUEST_RULE.search(text) is not None
+    skipped = False
     for intent, name, pattern in INTENT_RULES:
-        if pattern.search(text):
+        if request and intent == "upcoming":
+            skipped = skipped or pattern.search(text) is not None
+        elif pattern.search(text):
             return IntentDecision(intent, name)
-    return IntentDecision("current", "default")
+    return IntentDecision("current", "request" if skipped else "default")
 
 
 # ----------------------------------------------------------------------------- routing
