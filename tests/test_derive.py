@@ -425,3 +425,16 @@ def test_order_rule_never_admits_a_turn_superseded_by_a_fact():
     )
     assert "a" not in res.ids
     bank.close()
+
+
+def test_each_speaker_updates_only_their_own_statements():
+    bank = Bank.open(":memory:", embedder="hash", derive=True)
+    bank.add(
+        [
+            _turn("a", "Caroline: I've tried three different ones recently.", "2023-08-11", speaker="Caroline"),
+            _turn("b", "Melanie: I've tried four different ones so far.", "2023-09-30", speaker="Melanie"),
+            _turn("c", "Caroline: I've tried five different ones so far.", "2023-10-30", speaker="Caroline"),
+        ]
+    )
+    assert {e.id: e.links for e in bank.store.edges()} == {"a": {}, "b": {}, "c": {"supersedes": ("a",)}}
+    bank.close()

@@ -180,18 +180,18 @@ def _systems() -> dict[str, System]:
         add(f"fr-plus-no-{rule}", without, f"fr-plus with {what}")
     # Derived metadata (docs/derive.md): the bank derives lifecycle metadata from raw turns.
     # A raw turn superseded by raw turns ranks below its superseder instead of being masked.
-    derived = PipelineConfig(turn_supersession="order")
+    derived = PipelineConfig(turn_supersession="order", score=ScoreConfig(untyped_upcoming=True))
     add("fr-derived", derived, "FR-full on lifecycle metadata derived from raw turns", derive=DeriveConfig())
     add(
         "fr-plus-derived",
-        replace(plus, turn_supersession="order"),
+        replace(plus, turn_supersession="order", score=replace(plus.score, untyped_upcoming=True)),
         "fr-plus on lifecycle metadata derived from raw turns",
         derive=DeriveConfig(),
     )
     add(
         "fr-derived-mask",
         PipelineConfig(),
-        "fr-derived with superseded raw turns masked as every edge (turn_supersession='mask')",
+        "fr-derived on FR-full's pipeline: superseded raw turns masked, upcoming's event rule on every edge",
         derive=DeriveConfig(),
     )
     for rule in ("updates", "retractions", "tentative", "event_times"):

@@ -500,22 +500,26 @@ def run_conversation(
     questions = [q for q in conv.qa if q.evidence]
     tmp = tempfile.TemporaryDirectory(dir=workdir)
     try:
-        bank = Bank.open(os.path.join(tmp.name, f"{conv.sample_id}.db"), embedder=embedder)
-        try:
-            bank.router = router
-            bank.add(turn_records(conv, router, embedder))
-            q_vecs = np.asarray(embedder.embed([q.question for q in questions])) if questions else None
-            params = {s.name: s.params(base_params) for s in systems}
-            out = []
-            for qi, q in enumerate(questions):
-                assert q_vecs is not None  # embedded above whenever there are questions
-                for s in systems:
-                    res = bank.query(
-                        q.question, at=at, k=k, config=s.pipeline, params=params[s.name], query_vec=q_vecs[qi]
-                    )
-                    ranked = [i[len(prefix) :] if i.startswith(prefix) else i for i in res.ids]
-                    out.append(
-                        {
+        params = {s.name: s.params(base_params) for s in systems}
+        q_vecs = np.asarray(embedder.embed([q.question for q in questions])) if questions else None
+        records = turn_records(conv, router, embedder)
+        got: dict[tuple[int, str], dict[str, Any]] = {}
+        # one bank per derivation setting (docs/derive.md): the systems on router metadata share one
+        for g, derive in enumerate(dict.fromkeys(getattr(s, "derive", None) for s in systems)):
+            bank = Bank.open(os.path.join(tmp.name, f"{conv.sample_id}.{g}.db"), embedder=embedder, derive=derive)
+            try:
+                bank.router = router
+                bank.add(records)
+                for qi, q in enumerate(questions):
+                    assert q_vecs is not None  # embedded above whenever there are questions
+                    for s in systems:
+                        if getattr(s, "derive", None) != derive:
+                            continue
+                        res = bank.query(
+                            q.question, at=at, k=k, config=s.pipeline, params=params[s.name], query_vec=q_vecs[qi]
+                        )
+                        ranked = [i[len(prefix) :] if i.startswith(prefix) else i for i in res.ids]
+                        got[qi, s.name] = {
                             "system": s.name,
                             "sample_id": conv.sample_id,
                             "qa_index": q.index,
@@ -524,10 +528,9 @@ def run_conversation(
                             "ranked": ranked,
                             "scores": question_scores(ranked, q.evidence),
                         }
-                    )
-            return out
-        finally:
-            bank.close()
+            finally:
+                bank.close()
+        return [got[qi, s.name] for qi in range(len(questions)) for s in systems]
     finally:
         tmp.cleanup()
 

@@ -14,14 +14,14 @@ from collections.abc import Iterable, Sequence
 from ..records import FactRecord, injection_finding
 from ._rules import DeriveConfig, Derived, Turn, TurnIndex, derive
 
-#: Speakers whose turns are the user's own words.
-USER_SPEAKERS: frozenset[str | None] = frozenset({None, "user"})
+#: Speakers whose turns are not a person's own words (any other speaker, or none, is a person).
+MACHINE_SPEAKERS: frozenset[str] = frozenset({"assistant", "system", "tool", "bot"})
 
 
 def is_user_turn(rec: FactRecord, stored: bool = False) -> bool:
-    """A turn said by the user, not read as an instruction to the model (a quarantined turn is
+    """A turn said by a person (no speaker, ``user`` or a name; not :data:`MACHINE_SPEAKERS`), not read as an instruction to the model (a quarantined turn is
     neither derived nor a link target; a ``stored`` record's flag says it, a new one is checked)."""
-    if rec.kind != "turn" or rec.speaker not in USER_SPEAKERS or rec.quarantined:
+    if rec.kind != "turn" or (rec.speaker or "user").lower() in MACHINE_SPEAKERS or rec.quarantined:
         return False
     return stored or injection_finding(rec) is None
 
@@ -32,7 +32,10 @@ def is_derivable(rec: FactRecord) -> bool:
 
 
 def turn_of(rec: FactRecord) -> Turn:
-    return Turn(rec.id, rec.text, rec.said_at, rec.user)
+    """The turn as derivation reads it; its speaker is part of whose words they are (a turn is
+    only linked to turns of the same user and speaker; no speaker is the speaker ``user``)."""
+    speaker = rec.speaker if rec.speaker not in (None, "user") else ""
+    return Turn(rec.id, rec.text, rec.said_at, f"{rec.user}\x1f{speaker}" if speaker else rec.user)
 
 
 def turn_index(records: Iterable[FactRecord], memo: dict | None = None) -> TurnIndex:
@@ -68,7 +71,7 @@ def explain_derivation(rec: FactRecord, stored: Sequence[FactRecord], cfg: Deriv
     if not is_user_turn(rec, stored=True) or rec.slot is not None:
         return None
     raw = dataclasses.replace(rec, links={}, confidence=1.0, event_time=None)
-    earlier = [r for r in stored if r.said_at < rec.said_at and r.user == rec.user]
+    earlier = [r for r in stored if r.said_at < rec.said_at]
     d = derive(turn_index(earlier), [turn_of(raw)], cfg)[rec.id]
     stored_links = {k: tuple(v) for k, v in rec.links.items()}
     reproduced = (
