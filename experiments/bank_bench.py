@@ -151,6 +151,7 @@ def ann_recall(path: str, count: int = 100) -> dict:
     - ``ann_results_equal``: the share of those queries whose FR-full results (ids and scores)
       are the same with the approximate index as with the exact cosine.
     """
+    from frcore import parse_time
     from frcore.bank import Bank
 
     approx = Bank.open(path, readonly=True, ann=True)
@@ -158,8 +159,7 @@ def ann_recall(path: str, count: int = 100) -> dict:
     texts = recall_queries(exact.store.count(), count)
     qv = exact.embedder.embed(texts)
     index = approx.store.ann_index(approx.ann)
-    exact.store._load()  # row_sources reads the rows as loaded
-    sources = exact.store.row_sources(exact.store.version())
+    sources = exact.store.read(parse_time(AT)).sources  # the index's vectors of every row
     if index is None or sources is None or approx.ann is None:
         raise RuntimeError(f"{path}: no approximate index to measure")
     matrix = sources[0]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+from datetime import datetime
 
 import numpy as np
 import pytest
@@ -158,8 +159,8 @@ def test_ann_index_is_extended_when_due_and_found_rows_are_near(tmp_path):
         assert len(list(folder.glob("ann-*.faiss"))) == 1  # the superseded index is gone
     bank = Bank.open(path, readonly=True, ann=cfg)
     loaded = bank.store._load()
-    index = bank.store.ann_index(cfg)
-    matrix = bank.store.row_sources(bank.store.version())[0] if bank.store.row_sources(bank.store.version()) else None
+    read = bank.store.read(datetime(2026, 1, 1), ann=cfg)  # every row, from the index
+    index, matrix = read.ann, read.sources[0] if read.sources is not None else None
     assert index is not None and matrix is not None and loaded.n == 3000
     hits = []
     for i in range(0, 3000, 150):

@@ -1,6 +1,7 @@
 """FR-Bank's layers meet in Bank, the one orchestrator: an add validates, embeds and then enters
-the store once (its guard, transaction and index updates are the store's own work), and the
-store is handed vectors, never a function of the bank to call back."""
+the store once (its guard, transaction and index updates are the store's own work), a query
+reads the store once per ranking (one load, one version), and the store is handed vectors,
+never a function of the bank to call back."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ import numpy as np
 import pytest
 
 from frcore.bank import Bank
+from frcore.bank._bank import IndexedRows
+from frcore.bank.search import AnnConfig, ApproximateRows
 from frcore.bank.storage import Store
 
 
@@ -59,6 +62,44 @@ def test_an_add_enters_the_store_once(tmp_path, ann):
     assert counting.calls == ["add_facts"]
     bank.store = counting._store
     assert bank.query("bees", at="2025-02-01", k=3).ids  # what the one call stored is found
+    bank.close()
+
+
+#: how each bank of the query test holds its rows' vectors: the index's matrix (all rows, or
+#: a user's among them), the approximate index over it, or the vectors stored in SQLite
+_QUERY_BANKS = {
+    "index": IndexedRows,
+    "index, one user of two": IndexedRows,
+    "ann": ApproximateRows,
+    "no index": np.ndarray,
+    ":memory:": np.ndarray,
+}
+
+
+@pytest.mark.parametrize("kind", list(_QUERY_BANKS))
+def test_a_query_enters_the_store_once(tmp_path, kind):
+    """One Bank.query reads the store once (Store.read) and reads its version once more after
+    ranking (the guard of the erase promise), nothing else: on a view the bank derives from the
+    read, on the same view cached, and after a write (a new version)."""
+    path = ":memory:" if kind == ":memory:" else str(tmp_path / "b.db")
+    ann = AnnConfig(min_rows=0, candidates=20) if kind == "ann" else None
+    bank = Bank.open(path, embedder="hash", index=kind != "no index", ann=ann)
+    bank.add(_facts(100))  # an approximate index is made from 64 rows on
+    if kind == "index, one user of two":
+        bank = bank.for_user("u1")
+        bank.add(_facts(40, "u"))
+    counting = CountingStore(bank.store)
+    bank.store = counting
+    for step in ("derived", "cached", "after a write"):
+        if step == "after a write":
+            bank.store = counting._store
+            bank.add(_facts(1, "new"))
+            bank.store = counting
+        assert bank.query("bees", at="2025-02-01", k=3).ids, step
+        assert counting.calls == ["read", "version"], step
+        counting.calls.clear()
+    assert bank._views and all(isinstance(v.vectors, _QUERY_BANKS[kind]) for v in bank._views.values())
+    bank.store = counting._store
     bank.close()
 
 

@@ -42,7 +42,7 @@ from .search import (
     get_embedder,
     tokenize_many,
 )
-from .storage import IndexSpec, StoreError, parse_batch
+from .storage import IndexSpec, ReadView, StoreError, parse_batch
 
 
 class EmbedderMismatch(StoreError):
@@ -245,7 +245,6 @@ class Bank:
         self._views: dict[tuple, _View] = {}
         self._rows: dict[tuple, _Rows] = {}
         self._tokens: dict[str, list[str]] = {}  # normalised text → BM25 tokens (texts never change)
-        self._all_vectors: tuple | None = None  # (store version, ids, {id: row}, vectors) of every stored vector
         self._mem_vectors: dict[str, np.ndarray] = {}  # re-embedded for a read-only store (never written)
         #: whether the bank keeps its index beside its file (:mod:`frcore.bank.storage._index`)
         self.index = bool(index)
@@ -522,22 +521,27 @@ class Bank:
         return out
 
     # ------------------------------------------------------------------ reads
+    def _read(self, at: _dt.datetime, known_at: _dt.datetime | None, include_quarantined: bool) -> ReadView:
+        """The one read of the store behind a ranking (:meth:`frcore.bank.storage.Store.read`)."""
+        return self.store.read(
+            at, known_at, include_quarantined, user=self.user, ann=self.ann, embedding_key=self.embedding_key
+        )
+
     def _view(
-        self, at: _dt.datetime, known_at: _dt.datetime | None, include_quarantined: bool, version: int | None = None
+        self, read: ReadView, at: _dt.datetime, known_at: _dt.datetime | None, include_quarantined: bool
     ) -> _View:
-        # The store's version counter is persisted, so writes by other processes invalidate too.
-        key = (at, known_at, include_quarantined, self.store.version() if version is None else version)
+        """The view of ``read``, cached by (at, known_at, include_quarantined, store version); the
+        store's version counter is persisted, so writes by other processes invalidate too."""
+        key = (at, known_at, include_quarantined, read.version)
         view = self._views.get(key)
         if view is not None:
             return view
         with _collector_paused():  # (the first view reads every row: objects by the hundred thousand)
-            return self._new_view(key, at, known_at, include_quarantined)
+            return self._new_view(key, read)
 
-    def _new_view(
-        self, key: tuple, at: _dt.datetime, known_at: _dt.datetime | None, include_quarantined: bool
-    ) -> _View:
-        snap = self.store.snapshot(at, known_at=known_at, include_quarantined=include_quarantined, user=self.user)
-        rows = self._rows_of(snap, known_at)
+    def _new_view(self, key: tuple, read: ReadView) -> _View:
+        snap = read.snapshot
+        rows = self._rows_of(read)
         if len(self._views) > 8:
             self._views.clear()
         prepared = Prepared(
@@ -558,32 +562,14 @@ class Bank:
         self._views[key] = view
         return view
 
-    def _vectors(self, ids: list, version: int | None) -> tuple[np.ndarray, list[str]]:
-        """``store.get_embeddings(self.embedding_key, ids)``, from every stored vector read once
-        per store version (a snapshot of other rows at the same version reuses them)."""
-        if version is None:
-            return self.store.get_embeddings(self.embedding_key, ids)
-        if self._all_vectors is None or self._all_vectors[0] != version:
-            self._all_vectors = None  # drop the old matrix before reading the new one
-            all_ids, mat = self.store.all_embeddings(self.embedding_key)
-            self._all_vectors = (version, all_ids, {fid: i for i, fid in enumerate(all_ids)}, mat)
-        _, all_ids, where, mat = self._all_vectors
-        if ids == all_ids:
-            return mat, []
-        src = np.fromiter((where.get(fid, -1) for fid in ids), dtype=np.int64, count=len(ids))
-        hit = src >= 0
-        if hit.all():
-            return mat[src], []
-        out = np.full((len(ids), mat.shape[1]), np.nan, dtype=np.float32)
-        out[hit] = mat[src[hit]]
-        return out, [fid for fid, h in zip(ids, hit.tolist()) if not h]
-
-    def _snapshot_vectors(self, ids: list, snap, eligible: np.ndarray) -> np.ndarray:
-        """The (n, d) float32 vectors of a snapshot's rows read from the store (a row without a
-        vector is re-embedded if still stored; one that cannot be is zero and not ``eligible``)."""
-        vecs, missing = self._vectors(ids, snap.version)
+    def _snapshot_vectors(self, ids: list, read: ReadView, eligible: np.ndarray) -> np.ndarray:
+        """The (n, d) float32 vectors of a snapshot's rows as stored (``read.vectors``; a row
+        without a vector is re-embedded if still stored; one that cannot be is zero and not
+        ``eligible``)."""
+        vecs: Any = read.vectors if read.vectors is not None else np.zeros((len(ids), 0), dtype=np.float32)
+        missing = list(read.missing) if read.vectors is not None else list(ids)
         if missing:  # an edge without a vector: re-embed it if still stored (an erased one stays out)
-            texts_of = dict(zip(ids, snap.texts))
+            texts_of = dict(zip(ids, read.snapshot.texts))
             found = {i: self._mem_vectors[i] for i in missing if i in self._mem_vectors}
             found.update(self._embed_missing([i for i in missing if i not in found], {i: texts_of[i] for i in missing}))
             if found:
@@ -607,25 +593,25 @@ class Bank:
             eligible &= ~bad
         return vecs
 
-    def _rows_of(self, snap, known_at: _dt.datetime | None) -> _Rows:
-        """The :class:`_Rows` of a snapshot, cached by (store version, rows) when it has them."""
+    def _rows_of(self, read: ReadView) -> _Rows:
+        """The :class:`_Rows` of a read's snapshot, cached by (store version, rows)."""
+        snap = read.snapshot
         key = None
-        if snap.rows is not None and snap.version is not None:
-            key = (snap.version, snap.rows.size, hashlib.blake2b(snap.rows.tobytes(), digest_size=16).digest())
+        if snap.rows is not None:
+            key = (read.version, snap.rows.size, hashlib.blake2b(snap.rows.tobytes(), digest_size=16).digest())
             got = self._rows.get(key)
             if got is not None:
                 return got
         ids = list(snap.ids)
         eligible = np.ones(len(ids), dtype=bool)
-        sources = self.store.row_sources(snap.version) if snap.rows is not None else None
-        if sources is not None and len(ids):
-            matrix, postings = sources
+        if read.sources is not None and snap.rows is not None and len(ids):
+            matrix, postings = read.sources
             # snapshot rows are ascending positions: as many as the matrix has means every row
             sub = None if snap.rows.size == matrix.shape[0] else snap.rows
             # a snapshot of under a tenth of the rows (another user's, an early cut) is ranked
             # exactly: its own rows are few, and the index's candidates would be mostly others'
             few = sub is not None and sub.size * 10 < matrix.shape[0]
-            ann = self.store.ann_index(self.ann) if self.ann is not None and not few else None
+            ann = read.ann if self.ann is not None and not few else None
             vecs: Any = (
                 ApproximateRows(matrix, ann, self.ann, sub)
                 if ann is not None and self.ann is not None
@@ -633,12 +619,9 @@ class Bank:
             )
             lexical = Lexicon(postings, sub)
         else:
-            vecs = self._snapshot_vectors(ids, snap, eligible)
+            vecs = self._snapshot_vectors(ids, read, eligible)
             lexical = None
-        links = self.store.row_links(snap.rows, snap.version) if snap.rows is not None else None
-        if links is None:
-            by_id = {e.id: e.links for e in self.store.edges(known_at=known_at, version=snap.version, user=self.user)}
-            links = [by_id.get(str(i), {}) for i in ids]
+        links: Any = read.links  # a row's links: {kind: ids} (related_pairs reads them as dicts)
         related = related_pairs(snap.slots, snap.said_at_h, links, snap.index, snap.slot_codes)
         primary = primary_index(snap.weights) if len(ids) else np.zeros(0, np.int64)
         if lexical is None:
@@ -690,22 +673,24 @@ class Bank:
             from dataclasses import replace as _replace
 
             cfg = _replace(cfg, k=int(k))
-        # A write committed while this query ran (another process or thread) may have erased a
-        # fact the snapshot still holds: rank again, once, against the bank as it is now.
+        # One read of the store per ranking (Store.read). A write committed while this query
+        # ranked (another process or thread) may have erased a fact the read still holds: the
+        # version read again after ranking — the guard of the erase promise, not a read of
+        # facts — makes it rank again, once, against the bank as it is now.
         for attempt in (0, 1):
-            version = self.store.version()
+            read = self._read(at_t, known_t, include_quarantined)
             out = self._rank(
-                text, at_t, known_t, include_quarantined, version, cfg, intent, categories, params, query_vec, explain
+                text, at_t, known_t, include_quarantined, read, cfg, intent, categories, params, query_vec, explain
             )
-            if attempt or self.store.version() == version:
+            if attempt or self.store.version() == read.version:
                 return out
         raise AssertionError("unreachable")
 
     def _rank(
-        self, text, at_t, known_t, include_quarantined, version, cfg, intent, categories, params, query_vec, explain
+        self, text, at_t, known_t, include_quarantined, read, cfg, intent, categories, params, query_vec, explain
     ) -> QueryResult:
-        """One ranking of :meth:`query` against the bank at store ``version``."""
-        view = self._view(at_t, known_t, include_quarantined, version)
+        """One ranking of :meth:`query` from one read of the store (``read``, a :class:`ReadView`)."""
+        view = self._view(read, at_t, known_t, include_quarantined)
         snap = view.snapshot
         qtext = self.normalize(text)
         qv = np.asarray(query_vec if query_vec is not None else self.embedder.embed([qtext])[0], dtype=np.float32)
@@ -727,11 +712,8 @@ class Bank:
         )
         if not finite and isinstance(view.vectors, (IndexedRows, ApproximateRows)):
             # the index holds only finite vectors: this one is damaged; rank from SQLite instead
-            self.store.distrust_index()
-            self._views.clear()
-            self._rows.clear()
-            return self._rank(
-                text, at_t, known_t, include_quarantined, None, cfg, intent, categories, params, query_vec, explain
+            return self._rank_from_sqlite(
+                text, at_t, known_t, include_quarantined, cfg, intent, categories, params, query_vec, explain
             )
         if not finite:  # never reached with finite vectors; NaN must never enter a ranking
             cosine = np.nan_to_num(cosine, nan=0.0, posinf=0.0, neginf=0.0)
@@ -746,11 +728,8 @@ class Bank:
             config=cfg,
         )
         if partial is not None and partial.damaged:  # a row computed late was damaged: as above
-            self.store.distrust_index()
-            self._views.clear()
-            self._rows.clear()
-            return self._rank(
-                text, at_t, known_t, include_quarantined, None, cfg, intent, categories, params, query_vec, explain
+            return self._rank_from_sqlite(
+                text, at_t, known_t, include_quarantined, cfg, intent, categories, params, query_vec, explain
             )
         results = tuple(
             {
@@ -769,6 +748,15 @@ class Bank:
         return QueryResult(
             text, at_t, intent_name, rule, routing.as_dict(), results, r.n_candidates, r.n_distilled, cand_ids, r
         )
+
+    def _rank_from_sqlite(self, text, at_t, known_t, include_quarantined, *rest) -> QueryResult:
+        """:meth:`_rank` after the bank's index was found damaged (it held a non-finite vector):
+        the store stops reading it, and a new read ranks from SQLite."""
+        self.store.distrust_index()
+        self._views.clear()
+        self._rows.clear()
+        read = self._read(at_t, known_t, include_quarantined)
+        return self._rank(text, at_t, known_t, include_quarantined, read, *rest)
 
     def explain(self, text: str, *args, **kwargs) -> QueryResult:
         """:meth:`query` with ``explain=True``: every result also carries its ``explanation``,

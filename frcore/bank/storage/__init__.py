@@ -11,7 +11,18 @@ from ._common import (
 from ._index import (
     IndexSpec as IndexSpec,
 )
+from ._loading import ReadView as ReadView
 from ._store import Batch as Batch, Store as Store, parse_batch as parse_batch
 from ._synthetic import synthetic_facts as synthetic_facts
 
-__all__ = ["Batch", "parse_batch", "IndexSpec", "Store", "StoreError", "iso_text", "storage_error", "synthetic_facts"]
+__all__ = [
+    "Batch",
+    "parse_batch",
+    "IndexSpec",
+    "ReadView",
+    "Store",
+    "StoreError",
+    "iso_text",
+    "storage_error",
+    "synthetic_facts",
+]

@@ -6,7 +6,8 @@ import contextlib
 import dataclasses
 import functools
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
 from types import MappingProxyType
 from typing import Any
@@ -65,6 +66,66 @@ def _links_column(texts: list[str]) -> list[Mapping[str, tuple[str, ...]]]:
         for i, lk in zip(some, decoded):
             out[i] = {k: tuple(v) for k, v in lk.items()}
     return out
+
+
+@dataclass(frozen=True, eq=False)
+class ReadView:
+    """What one query reads of the store (:meth:`_Loading.read`), all of one load — one store
+    version, so every part is of the same rows:
+
+    - ``version``: the store version read; ``snapshot``: the user's facts as of the cuts;
+    - ``sources``: the index's (n, d) vector matrix and BM25 postings (one part per segment) of
+      every row of the load, in row order, when the index holds all of them; else ``None``;
+    - :attr:`ann`: the approximate index asked for, when ``sources`` are given and one is valid;
+    - :attr:`links`: the links of the snapshot's rows;
+    - :attr:`vectors`, :attr:`missing`: without ``sources``, the stored vectors of the
+      snapshot's ids ((n, d) float32, a NaN row for each id in ``missing``, which has none);
+      ``None`` and ``()`` when ``sources`` are given or no model was named.
+
+    Links and vectors are gathered from what the load read, and the approximate index is taken
+    from the index folder (:meth:`frcore.bank.storage._index.BankIndex.ann`), when first asked
+    for: a view the bank has cached never asks."""
+
+    version: int
+    snapshot: Snapshot
+    sources: tuple[np.ndarray, list[Postings]] | None
+    _row_links: list[Mapping[str, tuple[str, ...]]] = field(repr=False)
+    _stored: tuple[list[str], dict[str, int], np.ndarray] | None = field(repr=False)
+    _ann: Callable[[], Any] | None = field(repr=False)
+
+    @functools.cached_property
+    def ann(self) -> Any:
+        return None if self._ann is None else self._ann()
+
+    @functools.cached_property
+    def links(self) -> list[Mapping[str, tuple[str, ...]]]:
+        rows = self.snapshot.rows
+        assert rows is not None  # a store's snapshot names its rows
+        return [self._row_links[i] for i in np.asarray(rows, dtype=np.int64).tolist()]
+
+    @functools.cached_property
+    def _gathered(self) -> tuple[np.ndarray | None, tuple[str, ...]]:
+        if self._stored is None:
+            return None, ()
+        all_ids, where, mat = self._stored
+        ids = list(self.snapshot.ids)
+        if ids == all_ids:
+            return mat, ()
+        src = np.fromiter((where.get(fid, -1) for fid in ids), dtype=np.int64, count=len(ids))
+        hit = src >= 0
+        if hit.all():
+            return mat[src], ()
+        out = np.full((len(ids), mat.shape[1]), np.nan, dtype=np.float32)
+        out[hit] = mat[src[hit]]
+        return out, tuple(fid for fid, h in zip(ids, hit.tolist()) if not h)
+
+    @property
+    def vectors(self) -> np.ndarray | None:
+        return self._gathered[0]
+
+    @property
+    def missing(self) -> tuple[str, ...]:
+        return self._gathered[1]
 
 
 class _Loading(_Handle):
@@ -250,15 +311,38 @@ class _Loading(_Handle):
         if self._index is not None and not self.readonly:
             self._load()
 
-    def row_sources(self, version: int | None) -> tuple[np.ndarray, list[Postings]] | None:
-        """The vector matrix and the BM25 postings (one part per segment) of every row of the
-        store as read at ``version``, in row order, when the index holds all of them; else ``None``."""
-        if version is None:
-            return None
-        with self._lock:
-            loaded = self._recent.get(version)
-            index = self._index
-        if loaded is None or loaded.records or not loaded.segments or index is None:
+    def read(
+        self,
+        at: datetime,
+        known_at: datetime | None = None,
+        include_quarantined: bool = False,
+        *,
+        user: str = OWNER,
+        ann: Any = None,
+        embedding_key: str | None = None,
+    ) -> ReadView:
+        """What one query reads of the store, all from one load (one version, a consistent cut):
+        the :meth:`snapshot` of ``user`` as of ``at`` / ``known_at``, the links of its rows, and
+        the rows' vectors and BM25 postings from the bank's index when it holds every row (with
+        ``ann``, an :class:`~frcore.bank.search.AnnConfig`, its approximate index, opened when
+        first asked for) — else the stored vectors of model ``embedding_key`` (read once per
+        version). See :class:`ReadView`."""
+        loaded = self._load()
+        index = self._index
+        snap = self._snapshot(loaded, at, known_at, include_quarantined, user)
+        sources = self._sources(loaded, index)
+        stored = None
+        if sources is None and embedding_key is not None:
+            stored = self._stored_vectors(loaded, embedding_key)
+        approximate = None
+        if ann is not None and sources is not None and index is not None:
+            approximate = functools.partial(index.ann, ann)
+        return ReadView(loaded.version, snap, sources, loaded.links, stored, approximate)
+
+    def _sources(self, loaded: _Loaded, index: BankIndex | None) -> tuple[np.ndarray, list[Postings]] | None:
+        """The ``index``'s vector matrix and BM25 postings (one part per segment) of every row
+        of ``loaded``, in row order, when it holds all of them; else ``None``."""
+        if loaded.records or not loaded.segments or index is None:
             return None
         matrix = loaded.derived.get("vectors")
         if matrix is None:
@@ -268,16 +352,18 @@ class _Loading(_Handle):
                 return None
         return matrix, [s.postings for s in loaded.segments]
 
-    def row_links(self, rows: np.ndarray, version: int | None) -> list[Mapping[str, tuple[str, ...]]] | None:
-        """The links of the given rows of the store as read at ``version`` (``None``: not cached)."""
-        if version is None:
-            return None
-        with self._lock:
-            loaded = self._recent.get(version)
-        if loaded is None:
-            return None
-        links = loaded.links
-        return [links[i] for i in np.asarray(rows, dtype=np.int64).tolist()]
+    def _stored_vectors(self, loaded: _Loaded, model: str) -> tuple[list[str], dict[str, int], np.ndarray]:
+        """(ids, {id: row}, matrix) of every vector of ``model`` stored (:meth:`all_embeddings`),
+        read once per version: the first read of a version drops the older versions' matrix."""
+        key = f"stored vectors {model}"
+        got = loaded.derived.get(key)
+        if got is None:
+            with self._lock:
+                for other in self._recent.values():
+                    other.derived.pop(key, None)
+            ids, mat = self.all_embeddings(model)
+            got = loaded.derived[key] = (ids, {fid: i for i, fid in enumerate(ids)}, mat)
+        return got
 
     def _user_mask(self, loaded: _Loaded, user: str) -> np.ndarray:
         """(n,) bool: the edges of ``loaded`` that are facts of ``user`` (derived once per version)."""
@@ -292,19 +378,12 @@ class _Loading(_Handle):
         self,
         known_at: datetime | None = None,
         include_quarantined: bool = True,
-        version: int | None = None,
         *,
         user: str = OWNER,
     ) -> list[FactRecord]:
         """Stored edges of ``user`` in insertion order, optionally only those recorded by
-        ``known_at``. ``version``: the edges as read at that store version (a snapshot's), if
-        still cached — else the current ones."""
-        loaded = None
-        if version is not None:
-            with self._lock:
-                loaded = self._recent.get(version)
-        if loaded is None:
-            loaded = self._load()
+        ``known_at``."""
+        loaded = self._load()
         edges = loaded.edges
         if known_at is not None:
             k = np.datetime64(known_at, "us")
@@ -357,8 +436,13 @@ class _Loading(_Handle):
         lifecycle derived among themselves: a slot is one user's), cached per (at, known_at,
         include_quarantined, user, store version). Like every time the store takes, ``at`` and
         ``known_at`` are naive-UTC datetimes, parsed where they entered (:mod:`frcore._time`)."""
+        return self._snapshot(self._load(), at, known_at, include_quarantined, user)
+
+    def _snapshot(
+        self, loaded: _Loaded, at: datetime, known_at: datetime | None, include_quarantined: bool, user: str
+    ) -> Snapshot:
+        """:meth:`snapshot` of the store as ``loaded`` holds it."""
         at_n, known_n = at, known_at  # naive UTC, parsed by the caller
-        loaded = self._load()
         key = (at_n, known_n, bool(include_quarantined), user, loaded.version)
         with self._lock:
             hit = self._snap_cache.get(key)
@@ -369,7 +453,7 @@ class _Loading(_Handle):
         trs = loaded.transitions
         if known_n is not None:
             mask &= loaded.recorded <= np.datetime64(known_n, "us")
-            trs = [t for t in trs if t.recorded_at <= known_n]
+            trs = [t for t in trs if t.recorded_at is not None and t.recorded_at <= known_n]
         if not include_quarantined:
             mask &= ~loaded.cols["quarantined"]
         mask &= self._user_mask(loaded, user)
