@@ -19,8 +19,9 @@ MACHINE_SPEAKERS: frozenset[str] = frozenset({"assistant", "system", "tool", "bo
 
 
 def is_user_turn(rec: FactRecord, stored: bool = False) -> bool:
-    """A turn said by a person (no speaker, ``user`` or a name; not :data:`MACHINE_SPEAKERS`), not read as an instruction to the model (a quarantined turn is
-    neither derived nor a link target; a ``stored`` record's flag says it, a new one is checked)."""
+    """A turn said by a person (no speaker, ``user`` or a name; not :data:`MACHINE_SPEAKERS`),
+    not read as an instruction to the model (a quarantined turn is neither derived nor a link
+    target; a ``stored`` record's flag says it, a new one is checked)."""
     if rec.kind != "turn" or (rec.speaker or "user").lower() in MACHINE_SPEAKERS or rec.quarantined:
         return False
     return stored or injection_finding(rec) is None
