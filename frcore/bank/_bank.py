@@ -765,13 +765,13 @@ class Bank:
         # forwarded as given (typed as such: a caller's own ``explain`` is Python's TypeError)
         query: Callable[..., QueryResult] = self.query
         res = query(text, *args, explain=True, **kwargs)
-        turns = [r for r in res.results if r.get("id") is not None]
-        if turns:
+        if res.results:
             stored = self.store.edges(user=self.user)
             by_id = {e.id: e for e in stored}
-            for r in turns:
+            index = turn_index(stored, self._turn_memo)
+            for r in res.results:
                 rec = by_id.get(r["id"])
-                why = None if rec is None else explain_derivation(rec, stored, self.derive)
+                why = None if rec is None else explain_derivation(rec, index, self.derive)
                 if why is not None:
                     r["derivation"] = why
         return res

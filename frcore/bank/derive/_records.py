@@ -12,7 +12,7 @@ import dataclasses
 from collections.abc import Iterable, Sequence
 
 from ..records import FactRecord, injection_finding
-from ._rules import DeriveConfig, Derived, Turn, TurnIndex, derive
+from ._rules import DeriveConfig, Derived, Turn, TurnIndex, derive, derive_one
 
 #: Speakers whose turns are not a person's own words (any other speaker, or none, is a person).
 MACHINE_SPEAKERS: frozenset[str] = frozenset({"assistant", "system", "tool", "bot"})
@@ -63,17 +63,17 @@ def derive_records(
     return out, got
 
 
-def explain_derivation(rec: FactRecord, stored: Sequence[FactRecord], cfg: DeriveConfig | None = None) -> dict | None:
+def explain_derivation(rec: FactRecord, index: TurnIndex, cfg: DeriveConfig | None = None) -> dict | None:
     """Why a stored turn carries its lifecycle metadata, if derivation gives it: the turn
-    derived again against the user's stored turns said before it (derivation is deterministic).
+    derived again against the user's stored turns (``index``, :func:`turn_index`; derivation
+    reads only those said before it, and is deterministic).
     ``None`` for a record derivation does not touch; else ``{"reproduced": bool, "evidence":
     [...]}`` — ``reproduced`` False when the stored metadata is not what derivation gives now
     (the turn came with metadata of its own, or the bank gained earlier turns after it was stored)."""
     if not is_user_turn(rec, stored=True) or rec.slot is not None:
         return None
     raw = dataclasses.replace(rec, links={}, confidence=1.0, event_time=None)
-    earlier = [r for r in stored if r.said_at < rec.said_at]
-    d = derive(turn_index(earlier), [turn_of(raw)], cfg)[rec.id]
+    d = derive_one(turn_of(raw), index, cfg or DeriveConfig())
     stored_links = {k: tuple(v) for k, v in rec.links.items()}
     reproduced = (
         {k: tuple(v) for k, v in d.links.items()} == stored_links

@@ -164,6 +164,7 @@ class Prepared:
         self._by_primary: dict[int, np.ndarray] = {}
         self.related = related
         self._variants: dict[tuple[bool, bool], tuple] = {}
+        self._turn_orders: dict[tuple[bool, bool], tuple] = {}  # turn_order(), per lifecycle variant
         self._kernel_table: np.ndarray | Literal[False] | None = None  # False: some row fails the checks
         self._admitted: dict[tuple, np.ndarray] = {}  # admitted mask per (variant, intent, switches)
         self._states_valid: dict[tuple, bool] = {}  # state indices in range, per variant
@@ -252,6 +253,17 @@ class Prepared:
                 alive &= overwrite_keep(state, self.slots, self.said_at_h)
             v = self._variants[key] = (state, alive, None if alive.all() else np.flatnonzero(alive))
         return v
+
+    def turn_order(self, untyped_expiry: bool, overwrite: bool) -> tuple[np.ndarray, dict[int, set[int]]]:
+        """``turn_supersession="order"``: the lifecycle variant's states with every superseded raw
+        turn whose every superseding edge is a raw turn made active, and row → the rows
+        superseding it (:func:`superseded_turns`; cached per variant)."""
+        key = (untyped_expiry, overwrite)
+        got = self._turn_orders.get(key)
+        if got is None:
+            state = self.variant(untyped_expiry, overwrite)[0]
+            got = self._turn_orders[key] = superseded_turns(self.turn, self.related, state)
+        return got
 
     def states_valid(self, untyped_expiry: bool, overwrite: bool) -> bool:
         """Whether every state of a lifecycle variant is a valid state index (cached)."""
@@ -499,3 +511,27 @@ def relative_floor_params(params: LifecycleParams, sigma_max: float) -> np.ndarr
     if sigma_max > 0:
         vec[_HOST_PACKED[2]] = np.float32(vec[_HOST_PACKED[2]] * np.float32(sigma_max))
     return vec
+
+
+def superseded_turns(
+    turn: np.ndarray, related: tuple[np.ndarray, np.ndarray] | None, state: np.ndarray
+) -> tuple[np.ndarray, dict[int, set[int]]]:
+    """The states with every superseded raw turn (``turn``) whose every superseding edge (by
+    the ``related`` pairs) is a raw turn made active, and row → the rows superseding it."""
+    if related is None or not turn.any():
+        return state, {}
+    src, dst = related
+    src, dst = np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)
+    hit = state[dst] == State.SUPERSEDED
+    by: dict[int, set[int]] = {}
+    typed: set[int] = set()
+    for a, b in zip(src[hit].tolist(), dst[hit].tolist()):
+        by.setdefault(b, set()).add(a)
+        if not (turn[a] and turn[b]):
+            typed.add(b)
+    by = {b: s for b, s in by.items() if b not in typed}
+    if not by:
+        return state, {}
+    state = state.copy()
+    state[list(by)] = State.ACTIVE
+    return state, by

@@ -92,7 +92,7 @@ def retrieve(
     n_cand = cand.size
     superseders: dict[int, set[int]] = {}
     if config.turn_supersession == "order":
-        state, superseders = superseded_turns(prep, state)
+        state, superseders = prep.turn_order(config.untyped_expiry, config.overwrite)
     ordered = np.fromiter(superseders, dtype=np.int64, count=len(superseders))
     if ordered.size and not T.COMPATIBLE[intent_i, T.State.ACTIVE]:
         ordered = ordered[:0]
@@ -103,29 +103,6 @@ def retrieve(
     if superseders:
         results = below_superseders(results, superseders)
     return Retrieval(results, n_cand, cand.size, cand, cmat, qvec)
-
-
-def superseded_turns(prep: Prepared, state: np.ndarray) -> tuple[np.ndarray, dict[int, set[int]]]:
-    """``turn_supersession="order"``: the states with every superseded raw turn whose every
-    superseding edge is a raw turn made active, and row → the rows superseding it."""
-    turn = prep.turn
-    if prep.related is None or not turn.any():
-        return state, {}
-    src, dst = prep.related
-    src, dst = np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)
-    hit = state[dst] == T.State.SUPERSEDED
-    by: dict[int, set[int]] = {}
-    typed: set[int] = set()
-    for a, b in zip(src[hit].tolist(), dst[hit].tolist()):
-        by.setdefault(b, set()).add(a)
-        if not (turn[a] and turn[b]):
-            typed.add(b)
-    by = {b: s for b, s in by.items() if b not in typed}
-    if not by:
-        return state, {}
-    state = state.copy()
-    state[list(by)] = T.State.ACTIVE
-    return state, by
 
 
 def below_superseders(results: tuple[Retrieved, ...], superseders: dict[int, set[int]]) -> tuple[Retrieved, ...]:
