@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from suite_builders import suite_fact
 
 from frcore.bank import Bank, Router
-from frcore.bank.search._embed import get_embedder
 from frcore.bench import bank_records, raw_turn_corpus, raw_turn_questions, run_benchmark
 from frcore.bench._generator import generate_suites
 from frcore.bench._runner import run_persona
@@ -37,22 +37,7 @@ def _question(qid: str, av: str, support: list[str], wrong: list[str]) -> dict:
 
 
 def _fact(fid: str, text: str, session: int, said_at: str, **kw) -> dict:
-    f = {
-        "id": fid,
-        "text": text,
-        "categories": {"PREFERENCES_HABITS": 1.0},
-        "slot": "drink",
-        "session": session,
-        "said_at": said_at,
-        "event_time": None,
-        "confidence": 1.0,
-        "numeric": False,
-        "role": "stable",
-        "links": {},
-        "source": "test",
-    }
-    f.update(kw)
-    return f
+    return suite_fact(fid, text, "PREFERENCES_HABITS", session, said_at, **{"slot": "drink", **kw})
 
 
 def _turn(tid: str, session: int, said_at: str, role: str, text: str) -> dict:
@@ -107,8 +92,8 @@ def generated():
 
 
 @pytest.fixture(scope="module")
-def emb():
-    return get_embedder("hash")
+def emb(hash_embedder):
+    return hash_embedder
 
 
 def test_raw_corpus_is_every_user_turn_and_no_fact(hand, emb):

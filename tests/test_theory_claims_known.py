@@ -29,6 +29,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
+from suite_builders import suite_fact
 
 import frcore
 import theory.corpus_claims as cc
@@ -86,22 +87,7 @@ from helpers import BowEmbedder  # noqa: E402  (tests/ is on sys.path)
 
 
 def _fact(pid, fid, text, cats, said, **kw):
-    f = {
-        "id": f"{pid}.{fid}",
-        "text": text,
-        "categories": {cats: 1.0} if isinstance(cats, str) else dict(cats),
-        "slot": None,
-        "session": 1,
-        "said_at": said,
-        "event_time": None,
-        "confidence": 1.0,
-        "numeric": False,
-        "role": "stable",
-        "links": {},
-        "source": "test",
-    }
-    f.update(kw)
-    return f
+    return suite_fact(f"{pid}.{fid}", text, cats, 1, said, **kw)
 
 
 def _suite(pid, facts, support=(), wrong=(), turns=(), sessions=None):

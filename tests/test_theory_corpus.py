@@ -27,25 +27,11 @@ BELL = [1, 1, 2, 5, 15, 52, 203, 877, 4140]  # Bell(0..8), known values
 
 
 from helpers import BowEmbedder  # noqa: E402  (tests/ is on sys.path)
+from suite_builders import suite_fact  # noqa: E402  (tests/ is on sys.path)
 
 
 def _fact(i, text, cat, session, said, **kw):
-    f = {
-        "id": f"p.f{i}",
-        "text": text,
-        "categories": {cat: 1.0} if isinstance(cat, str) else cat,
-        "slot": None,
-        "session": session,
-        "said_at": said,
-        "event_time": None,
-        "confidence": 1.0,
-        "numeric": False,
-        "role": "stable",
-        "links": {},
-        "source": "test",
-    }
-    f.update(kw)
-    return f
+    return suite_fact(f"p.f{i}", text, cat, session, said, **kw)
 
 
 def tiny_suite() -> dict:
