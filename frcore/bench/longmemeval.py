@@ -497,7 +497,7 @@ def complete_ranking(head: Sequence[int], cosine: np.ndarray, eligible: np.ndarr
     return list(head) + [int(i) for i in order if eligible[i] and int(i) not in placed]
 
 
-def _bank_fact(item: CorpusItem, index: int, categories: Mapping[str, float]) -> dict[str, Any]:
+def bank_fact(item: CorpusItem, index: int, categories: Mapping[str, float]) -> dict[str, Any]:
     return {
         "id": f"m{index}",
         "text": item.text,
@@ -548,7 +548,7 @@ def run_question(
     stored = [i for i, t in enumerate(texts) if t.strip()]
     vecs = np.asarray(embedder.embed([texts[i] for i in stored]), dtype=np.float32)
     qv = np.asarray(embedder.embed([q.question])[0], dtype=np.float32)
-    facts = [_bank_fact(q.corpus[i], i, router.categorize(texts[i], vecs[j])) for j, i in enumerate(stored)]
+    facts = [bank_fact(q.corpus[i], i, router.categorize(texts[i], vecs[j])) for j, i in enumerate(stored)]
     eligible = np.zeros(len(texts), dtype=bool)
     cosine = np.full(len(texts), -np.inf)
     cosine[stored] = vecs @ qv

@@ -8,6 +8,7 @@ is a *claim*: ``(key words, values)``, what the update and retraction rules comp
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -162,20 +163,29 @@ def value_of(token: str, first: bool) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _word(token: str, first: bool) -> tuple[bool, str | None]:
+    """(is a value, the value or the key word; None for a stop word) of one token — the
+    classification of :func:`words`, cached (a conversation's vocabulary repeats)."""
+    v = value_of(token, first)
+    if v is not None:
+        return True, v
+    low = token.lower()
+    if low in STOP_WORDS or low.strip("'") in STOP_WORDS or len(low) < 2:
+        return False, None
+    key = _stem(low)
+    return False, None if key in STOP_WORDS else key
+
+
 def words(clause: str) -> tuple[frozenset[str], frozenset[str]]:
     """(key words, values) of a clause."""
     keys: set[str] = set()
     vals: set[str] = set()
     for i, tok in enumerate(tokens(clause)):
-        v = value_of(tok, i == 0)
-        if v is not None:
-            vals.add(v)
-            continue
-        low = tok.lower()
-        if low in STOP_WORDS or low.strip("'") in STOP_WORDS or len(low) < 2:
-            continue
-        keys.add(_stem(low))
-    return frozenset(keys - STOP_WORDS), frozenset(vals)
+        is_value, w = _word(tok, i == 0)
+        if w is not None:
+            (vals if is_value else keys).add(w)
+    return frozenset(keys), frozenset(vals)
 
 
 def is_first_person(sentence: str) -> bool:
