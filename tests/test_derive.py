@@ -438,3 +438,16 @@ def test_each_speaker_updates_only_their_own_statements():
     )
     assert {e.id: e.links for e in bank.store.edges()} == {"a": {}, "b": {}, "c": {"supersedes": ("a",)}}
     bank.close()
+
+
+def test_a_statement_glued_to_a_question_is_still_a_statement():
+    text = "By the way, I've been using my Fitbit for 6 months now - do you have any tips on motivation?"
+    assert statements(text) == ["By the way, I've been using my Fitbit for 6 months now"]
+    assert statements("By the way, have you tried any good Korean restaurants lately?") == []
+    out = _derive(
+        [
+            _t("a", text, "2023-06-18"),
+            _t("b", "I just realized I've been using my Fitbit for 9 months now - it's crazy", "2023-09-02"),
+        ]
+    )
+    assert out["b"].links == {"supersedes": ("a",)}

@@ -23,6 +23,7 @@ from ._text import (
     is_statement,
     opens_with,
     sentences,
+    statement_head,
     words,
 )
 from ._times import event_time
@@ -119,8 +120,10 @@ def _reading(text: str) -> tuple[list[str], list[tuple[str, str]]]:
         if cue is not None:
             low = s.lower()
             retractions.append((s, s[low.index(cue) + len(cue) :].strip(" ,.;:!?")))
-        elif is_statement(s):
-            states.append(s)
+        else:
+            head = statement_head(s)
+            if head is not None and is_statement(head):
+                states.append(head)
     return states, retractions
 
 

@@ -202,8 +202,20 @@ def is_statement(sentence: str) -> bool:
     return is_first_person(sentence) and not is_question(sentence) and len(words(sentence)[0]) >= MIN_KEY_WORDS
 
 
+def statement_head(sentence: str) -> str | None:
+    """The part of a sentence that may be a statement: all of it, or for a sentence ending with
+    ``?`` what comes before its last clause boundary (a statement and a question glued into one
+    sentence: "I've used my Fitbit for 6 months - any tips?"); ``None`` when nothing comes before."""
+    if not sentence.rstrip().endswith("?"):
+        return sentence
+    cuts = list(_CLAUSE_END.finditer(sentence))
+    return sentence[: cuts[-1].start()].strip() or None if cuts else None
+
+
 def statements(text: str) -> list[str]:
-    return [s for s in sentences(text) if is_statement(s)]
+    """The statements of a text: of each sentence, its :func:`statement_head` if that is one."""
+    heads = (statement_head(s) for s in sentences(text))
+    return [h for h in heads if h is not None and is_statement(h)]
 
 
 def claims(sentence: str) -> list[Claim]:
