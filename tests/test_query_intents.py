@@ -274,3 +274,14 @@ def test_bank_reads_before_as_historical(tmp_path):
     assert (before.intent, before.intent_rule) == ("historical", "before-past")
     assert "city1" in before.ids
     assert now.intent == "current" and "city1" not in now.ids and "city2" in now.ids
+
+
+def test_quoted_spans_are_not_read_for_intent():
+    from frcore.bank import infer_intent
+
+    quoted = "What is the order of the three events: 'I signed up for the rewards program', 'I used a coupon'?"
+    assert infer_intent(quoted).intent == "current"
+    assert infer_intent('Which came first, "registered for the marathon" or "bought shoes"?').intent == "current"
+    # unquoted, the same words are an upcoming cue; an apostrophe inside a word quotes nothing
+    assert infer_intent("What have I signed up for?").intent == "upcoming"
+    assert infer_intent("What's the doctor's appointment I have next week?").intent == "upcoming"

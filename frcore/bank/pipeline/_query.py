@@ -176,10 +176,17 @@ class IntentDecision:
     rule: str  # name of the rule that fired, "default", "request" or "given"
 
 
+#: A quoted span: double quotes, curly quotes, or single quotes that open after a space (or the
+#: start) and close before a space, punctuation or the end (an apostrophe inside a word is none).
+QUOTED = re.compile(r"\"[^\"]*\"|“[^”]*”|‘[^’]*’|(?:(?<=\s)|^)'[^']+'(?=[\s,.;:?!)]|$)")
+
+
 def infer_intent(text: str) -> IntentDecision:
-    """Intent of a query by the first matching rule of :data:`INTENT_RULES` (default ``current``).
-    In a request (:data:`REQUEST_RULE`) the ``upcoming`` rules are skipped: a request that an
-    ``upcoming`` rule matches and no other rule does is ``current`` by rule ``request``."""
+    """Intent of a query by the first matching rule of :data:`INTENT_RULES` (default ``current``),
+    read on the text without its quoted spans (:data:`QUOTED`: a quoted event is named, not asked
+    about). In a request (:data:`REQUEST_RULE`) the ``upcoming`` rules are skipped: a request
+    that an ``upcoming`` rule matches and no other rule does is ``current`` by rule ``request``."""
+    text = QUOTED.sub(" ", text)
     request = REQUEST_RULE.search(text) is not None
     skipped = False
     for intent, name, pattern in INTENT_RULES:
