@@ -451,3 +451,18 @@ def test_a_statement_glued_to_a_question_is_still_a_statement():
         ]
     )
     assert out["b"].links == {"supersedes": ("a",)}
+
+
+def test_keep_rule_admits_an_expired_raw_turn_except_under_upcoming():
+    from frcore.bank import PipelineConfig
+
+    bank = Bank.open(":memory:", embedder="hash", derive=True)
+    logistics = {"LOGISTICAL_CONTEXT": 1.0}
+    bank.add([_turn("x", "I have a dentist appointment tomorrow at noon.", "2023-02-01", categories=logistics)])
+    assert bank.states(at="2023-03-01") == {"x": "expired"}
+    q, at = "When is my dentist appointment?", "2023-03-01"
+    keep = bank.query(q, at=at, intent="current", config=PipelineConfig(turn_expiry="keep"))
+    assert keep.ids == ["x"] and keep.results[0]["state"] == "expired"
+    assert bank.query(q, at=at, intent="current", config=PipelineConfig()).ids == []
+    assert bank.query(q, at=at, intent="upcoming", config=PipelineConfig(turn_expiry="keep")).ids == []
+    bank.close()

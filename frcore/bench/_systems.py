@@ -179,19 +179,26 @@ def _systems() -> dict[str, System]:
     ):
         add(f"fr-plus-no-{rule}", without, f"fr-plus with {what}")
     # Derived metadata (docs/derive.md): the bank derives lifecycle metadata from raw turns.
-    # A raw turn superseded by raw turns ranks below its superseder instead of being masked.
-    derived = PipelineConfig(turn_supersession="order", score=ScoreConfig(untyped_upcoming=True))
+    # Raw turns are evidence: one superseded by raw turns ranks below its superseder, one whose
+    # event has passed stays admitted (docs/derive.md, "Ranking raw turns").
+    derived = PipelineConfig(turn_supersession="order", turn_expiry="keep", score=ScoreConfig(untyped_upcoming=True))
     add("fr-derived", derived, "FR-full on lifecycle metadata derived from raw turns", derive=DeriveConfig())
     add(
         "fr-plus-derived",
-        replace(plus, turn_supersession="order", score=replace(plus.score, untyped_upcoming=True)),
+        replace(plus, turn_supersession="order", turn_expiry="keep", score=replace(plus.score, untyped_upcoming=True)),
         "fr-plus on lifecycle metadata derived from raw turns",
         derive=DeriveConfig(),
     )
     add(
         "fr-derived-mask",
         PipelineConfig(),
-        "fr-derived on FR-full's pipeline: superseded raw turns masked, upcoming's event rule on every edge",
+        "fr-derived on FR-full's pipeline: superseded and expired raw turns masked, upcoming's rule on every edge",
+        derive=DeriveConfig(),
+    )
+    add(
+        "fr-derived-mask-expired",
+        replace(derived, turn_expiry="mask"),
+        "fr-derived with raw turns whose event has passed masked (expired) as every edge",
         derive=DeriveConfig(),
     )
     for rule in ("updates", "retractions", "tentative", "event_times"):

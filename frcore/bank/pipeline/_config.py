@@ -20,6 +20,7 @@ TURN_AGES = ("said", "oldest_fact")
 TURN_SHARES = ("own", "least")
 FLOOR_REFERENCES = ("absolute", "query_max")
 TURN_SUPERSESSIONS = ("mask", "order")
+TURN_EXPIRIES = ("mask", "keep")
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,10 @@ class PipelineConfig:
         admitted as active and ranked directly below the best-ranked result that supersedes it,
         when it would rank above it: raw turns are evidence, and what supersession must
         guarantee among them is the order, not removal).
+      turn_expiry: a raw turn whose event time (derived, docs/derive.md) has passed: ``mask`` (expired
+        as every edge) or ``keep`` (admitted as active, its reported state staying expired: a raw
+        turn is evidence of a past event; under ``upcoming`` it is still masked, its event being
+        behind).
       k: results returned.
     """
 
@@ -85,6 +90,7 @@ class PipelineConfig:
     floor_reference: str = "absolute"
     stable_activation_floor: bool = False
     turn_supersession: str = "mask"
+    turn_expiry: str = "mask"
     k: int = 10
 
     def __post_init__(self) -> None:
@@ -113,6 +119,10 @@ class PipelineConfig:
             raise ValueError(
                 f"PipelineConfig.turn_supersession: unknown rule {self.turn_supersession!r}; "
                 f"expected one of {TURN_SUPERSESSIONS}"
+            )
+        if self.turn_expiry not in TURN_EXPIRIES:
+            raise ValueError(
+                f"PipelineConfig.turn_expiry: unknown rule {self.turn_expiry!r}; expected one of {TURN_EXPIRIES}"
             )
         if not isinstance(self.stable_activation_floor, bool):
             raise ValueError(

@@ -164,7 +164,7 @@ class Prepared:
         self._by_primary: dict[int, np.ndarray] = {}
         self.related = related
         self._variants: dict[tuple[bool, bool], tuple] = {}
-        self._turn_orders: dict[tuple[bool, bool], tuple] = {}  # turn_order(), per lifecycle variant
+        self._turn_orders: dict[tuple, tuple] = {}  # turn_evidence(), per lifecycle variant and rules
         self._kernel_table: np.ndarray | Literal[False] | None = None  # False: some row fails the checks
         self._admitted: dict[tuple, np.ndarray] = {}  # admitted mask per (variant, intent, switches)
         self._states_valid: dict[tuple, bool] = {}  # state indices in range, per variant
@@ -254,15 +254,18 @@ class Prepared:
             v = self._variants[key] = (state, alive, None if alive.all() else np.flatnonzero(alive))
         return v
 
-    def turn_order(self, untyped_expiry: bool, overwrite: bool) -> tuple[np.ndarray, dict[int, set[int]]]:
-        """``turn_supersession="order"``: the lifecycle variant's states with every superseded raw
-        turn whose every superseding edge is a raw turn made active, and row → the rows
-        superseding it (:func:`superseded_turns`; cached per variant)."""
-        key = (untyped_expiry, overwrite)
+    def turn_evidence(
+        self, untyped_expiry: bool, overwrite: bool, order: bool, keep_expired: bool
+    ) -> tuple[np.ndarray, dict[int, set[int]], np.ndarray]:
+        """The lifecycle variant's states under the raw-turn rules (``turn_supersession="order"``:
+        a superseded raw turn whose every superseding edge is a raw turn made active;
+        ``turn_expiry="keep"``: an expired raw turn made active), row → the rows superseding it,
+        and the rows made active (:func:`turn_evidence`; cached per variant and rules)."""
+        key = (untyped_expiry, overwrite, order, keep_expired)
         got = self._turn_orders.get(key)
         if got is None:
             state = self.variant(untyped_expiry, overwrite)[0]
-            got = self._turn_orders[key] = superseded_turns(self.turn, self.related, state)
+            got = self._turn_orders[key] = turn_evidence(self.turn, self.related, state, order, keep_expired)
         return got
 
     def states_valid(self, untyped_expiry: bool, overwrite: bool) -> bool:
@@ -513,25 +516,32 @@ def relative_floor_params(params: LifecycleParams, sigma_max: float) -> np.ndarr
     return vec
 
 
-def superseded_turns(
-    turn: np.ndarray, related: tuple[np.ndarray, np.ndarray] | None, state: np.ndarray
-) -> tuple[np.ndarray, dict[int, set[int]]]:
-    """The states with every superseded raw turn (``turn``) whose every superseding edge (by
-    the ``related`` pairs) is a raw turn made active, and row → the rows superseding it."""
-    if related is None or not turn.any():
-        return state, {}
-    src, dst = related
-    src, dst = np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)
-    hit = state[dst] == State.SUPERSEDED
+def turn_evidence(
+    turn: np.ndarray,
+    related: tuple[np.ndarray, np.ndarray] | None,
+    state: np.ndarray,
+    order: bool = True,
+    keep_expired: bool = False,
+) -> tuple[np.ndarray, dict[int, set[int]], np.ndarray]:
+    """Raw turns (``turn``) as evidence: with ``order``, every superseded raw turn whose every
+    superseding edge (by the ``related`` pairs) is a raw turn made active, and row → the rows
+    superseding it; with ``keep_expired``, every expired raw turn made active. Returns the
+    states, that map, and the rows made active (ascending)."""
     by: dict[int, set[int]] = {}
-    typed: set[int] = set()
-    for a, b in zip(src[hit].tolist(), dst[hit].tolist()):
-        by.setdefault(b, set()).add(a)
-        if not (turn[a] and turn[b]):
-            typed.add(b)
-    by = {b: s for b, s in by.items() if b not in typed}
-    if not by:
-        return state, {}
-    state = state.copy()
-    state[list(by)] = State.ACTIVE
-    return state, by
+    if order and related is not None and turn.any():
+        src, dst = (np.asarray(x, dtype=np.int64) for x in related)
+        hit = state[dst] == State.SUPERSEDED
+        typed: set[int] = set()
+        for a, b in zip(src[hit].tolist(), dst[hit].tolist()):
+            by.setdefault(b, set()).add(a)
+            if not (turn[a] and turn[b]):
+                typed.add(b)
+        by = {b: s for b, s in by.items() if b not in typed}
+    kept = np.zeros(state.shape, dtype=bool)
+    kept[list(by)] = True
+    if keep_expired:
+        kept |= turn & (state == State.EXPIRED)
+    if not kept.any():
+        return state, by, np.zeros(0, np.int64)
+    state = np.where(kept, np.asarray(State.ACTIVE, dtype=state.dtype), state)
+    return state, by, np.flatnonzero(kept)

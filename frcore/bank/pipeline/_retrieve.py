@@ -91,12 +91,14 @@ def retrieve(
     cand, sig = dedup(found, sims)  # 4
     n_cand = cand.size
     superseders: dict[int, set[int]] = {}
-    if config.turn_supersession == "order":
-        state, superseders = prep.turn_order(config.untyped_expiry, config.overwrite)
-    ordered = np.fromiter(superseders, dtype=np.int64, count=len(superseders))
-    if ordered.size and not T.COMPATIBLE[intent_i, T.State.ACTIVE]:
-        ordered = ordered[:0]
-    cand, sig = distill(prep, cand, sig, intent_i, config, ordered)  # 5
+    kept = None  # the raw turns the raw-turn rules admit as active
+    if config.turn_supersession == "order" or config.turn_expiry == "keep":
+        state, superseders, kept = prep.turn_evidence(
+            config.untyped_expiry, config.overwrite, config.turn_supersession == "order", config.turn_expiry == "keep"
+        )
+        if not T.COMPATIBLE[intent_i, T.State.ACTIVE]:
+            kept = None
+    cand, sig = distill(prep, cand, sig, intent_i, config, kept)  # 5
     cmat, qvec, sig = lifecycle_filters(prep, cand, sig, state, intent_i, routing, params, config)  # 6
     top = blended_log_score(cmat, qvec, sig, params, config)  # 7
     results = top_k(top, cand, sims, found)  # 8

@@ -252,7 +252,7 @@ def distill(
     first ``config.n_distill`` candidates and their σ, ordered by (admitted by the intent first,
     when ``config.staleness_aware``; then σ descending; then row); all of them when there are no
     more than that or ``n_distill`` is 0. ``admitted_too``: rows counted as admitted besides
-    (the superseded turns that ``turn_supersession="order"`` admits)."""
+    (the raw turns that ``turn_supersession="order"`` and ``turn_expiry="keep"`` admit)."""
     if not (config.n_distill and cand.size > config.n_distill):
         return cand, sig
     if config.staleness_aware:
