@@ -7,10 +7,10 @@ of them reads that the table lacks, or a table field one of them does not read, 
 The two field tables of docs/formats.md list the same fields.
 
 The readers differ where the table says so: a suite's ``role`` and ``source`` are ignored by the
-bank; ``kind``, ``speaker`` and ``user`` are not suite keys; ``user`` is not a field of the MCP
-model (a server serves one user, so a fact's ``user`` is dropped like any key the model does not
-name); and every suite key is required, where the bank requires only ``id``, ``text``,
-``said_at`` and, of a fact (not a turn), ``categories``.
+bank; ``kind``, ``speaker`` and ``user`` are not suite keys; the MCP model names every field
+the bank reads (``user`` among them: the server validates a fact as ``fr bank add`` does); and
+every suite key is required, where the bank requires only ``id``, ``text``, ``said_at`` and, of a
+fact (not a turn), ``categories``.
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ BAD = {
 def test_the_table_is_the_formats():
     assert BANK == list(FULL) == list(BAD)
     assert set(SUITE) - set(BANK) == {n for n, f in FACT_FIELDS.items() if f.bank == "ignored"} == {"role", "source"}
-    assert set(BANK) - set(MCP) == {"user"}
+    assert MCP == BANK
     assert FACT_FIELDS["kind"].values == EDGE_KINDS
     assert FACT_FIELDS["links"].values == LINK_KINDS
     assert "FACT_FIELDS" in frcore.bank.__all__

@@ -198,8 +198,10 @@ def test_lists_every_tool_with_typed_schemas(served):
     assert recall["k"]["maximum"] == 20 and recall["k"]["minimum"] == 1
     assert "historical" in recall["intent"]["enum"]
     assert set(tools["forget"].input_schema["required"]) == {"edge_id", "reason"}
-    fact = tools["remember"].input_schema["$defs"]["Fact"]
-    assert set(fact["required"]) == {"id", "text", "said_at"}
+    fact = tools["remember"].input_schema["properties"]["facts"]["anyOf"][0]["items"]
+    assert set(fact["required"]) == {"id", "text", "said_at"} and "user" in fact["properties"]
+    for name in TOOLS:  # an argument a tool does not name is refused (tests/test_serve_contract.py)
+        assert tools[name].input_schema.get("additionalProperties") is False, name
     assert "frbank://stats" in served["resources"]
 
 

@@ -1,15 +1,21 @@
 """The typed inputs and outputs of ``fr serve``'s MCP tools (pydantic models: their JSON schemas
 are the tools' input and output schemas).
 
+A ``remember`` call's facts and turns are described by :class:`Fact` and :class:`Turn` but not
+validated by them: each arrives as the JSON value sent (:data:`FactItem`, :data:`TurnItem`) and
+is validated by the bank's own parser (:func:`frcore.bank.records.parse_fact` through
+``Bank.add``), as ``fr bank add`` validates it: one set of rules, one wording of every refusal.
+
 Imported only when the server is built (:func:`frcore.bank.serve.build_server`), with pydantic.
 """
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
 from .._types import INTENT_NAMES
 from .records import FACT_FIELDS
+from .serve import TURN_FIELDS
 
 Time = str | None
 
@@ -20,10 +26,11 @@ def _about(name: str) -> str:
 
 
 class Fact(BaseModel):
-    """One fact in the FR-Bank fact format (docs/formats.md#facts-fr-bank); other keys are ignored."""
+    """One fact in the FR-Bank fact format (docs/formats.md#facts-fr-bank), validated as fr bank add
+    validates it; other keys are ignored."""
 
     # The fields of FACT_FIELDS marked ``mcp`` (tests/test_fact_fields.py), required when the bank
-    # requires them of every edge; the types are the input schema's.
+    # requires them of every edge; the types are the input schema's (the bank's parser checks them).
     model_config = ConfigDict(extra="ignore")
     id: str = Field(description=_about("id"))
     text: str = Field(description=_about("text"))
@@ -37,17 +44,24 @@ class Fact(BaseModel):
     session: int | None = Field(None, description=_about("session"))
     kind: Literal["fact", "turn"] | None = Field(None, description=_about("kind"))
     speaker: str | None = Field(None, description=_about("speaker"))
+    user: str | None = Field(None, description=_about("user"))
 
 
 class Turn(BaseModel):
-    """A raw conversation turn; the bank's router gives it its categories."""
+    """A raw conversation turn (another key is refused); the bank's router gives it its categories."""
 
-    model_config = ConfigDict(extra="ignore")
-    text: str = Field(description="the message")
-    speaker: str | None = Field("user", description="who said it (default user)")
-    at: Time = Field(None, description="when it was said (default now)")
-    id: str | None = Field(None, description="edge id (default: derived from at, speaker and text)")
-    session: int | None = Field(None, description="conversation session number")
+    model_config = ConfigDict(extra="forbid")
+    text: str = Field(description=TURN_FIELDS["text"])
+    speaker: str | None = Field("user", description=TURN_FIELDS["speaker"])
+    at: Time = Field(None, description=TURN_FIELDS["at"])
+    id: str | None = Field(None, description=TURN_FIELDS["id"])
+    session: int | None = Field(None, description=TURN_FIELDS["session"])
+
+
+#: one fact of ``remember``: the value sent, unvalidated here (the schema is :class:`Fact`'s)
+FactItem = Annotated[Any, WithJsonSchema(Fact.model_json_schema())]
+#: one turn of ``remember``: the value sent, unvalidated here (the schema is :class:`Turn`'s)
+TurnItem = Annotated[Any, WithJsonSchema(Turn.model_json_schema())]
 
 
 class TurnStored(BaseModel):
@@ -131,20 +145,26 @@ class Retraction(BaseModel):
     reason: str | None = None
 
 
+class Finding(BaseModel):
+    field: str | None = Field(None, description="the field whose text reads as an instruction (null: none now)")
+    rule: str | None = Field(None, description="the detector's rule that fired")
+
+
 class SlotFact(BaseModel):
-    id: str
-    text: str
+    id: str | None = Field(description="edge id (null: withheld, the id itself reads as an instruction)")
+    text: str | None = Field(description="the fact (null: withheld, the fact is quarantined)")
     said_at: str
     event_time: str | None = None
     recorded_at: str | None = None
     confidence: float
     state: str = Field(description="lifecycle state as of at (quarantined, or not_yet_said when said after at)")
+    quarantine: Finding | None = Field(None, description="held in quarantine: the field and rule that fired")
     links: dict[str, list[str]]
     retractions: list[Retraction]
 
 
 class History(BaseModel):
-    slot: str
+    slot: str | None = Field(description="the slot (null: withheld, the slot itself reads as an instruction)")
     at: str
     known_at: str | None = None
     facts: list[SlotFact]

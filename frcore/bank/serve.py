@@ -4,9 +4,15 @@ An agent reaches one bank through seven tools with typed input and output schema
 ``remember`` (facts, or raw conversation turns that the router categorises), ``recall``,
 ``forget`` (retract with a reason), ``erase``, ``explain``, ``history`` (every fact of one slot)
 and ``stats`` — and the resource ``frbank://stats``. A refused call comes back as an MCP tool
-error (``isError``) whose text names the field, in the bank's own words
+error (``isError``) whose one line names the field, in the bank's own words
 (``at: not a date 'YYYY-MM-DD' or ISO datetime: 'soon'``, ``retract: edge_id 'x9': no such
 edge``). See docs/serve.md.
+
+The contract is the CLI's: a ``remember`` fact is validated by the bank's parser alone, as
+``fr bank add`` validates it (its ``user`` included); arguments are taken as sent, of their
+schema's JSON type (never coerced), and an argument a tool does not name is refused; input is
+bounded (:data:`MAX_TEXT_CHARS`, :data:`MAX_BATCH`, :data:`MAX_DEPTH`); no tool returns a
+quarantined fact's text unless ``history`` is asked for it (``include_quarantined_text``).
 
 The ``mcp`` SDK (and pydantic, with the tools' models in :mod:`frcore.bank._serve_models`) is
 imported only when the server is built (:func:`build_server`): importing :mod:`frcore.bank` never
@@ -14,7 +20,9 @@ imports it.
 """
 
 import datetime as _dt
+import functools
 import hashlib
+import json
 import sqlite3
 import sys
 import threading
@@ -30,6 +38,20 @@ STATS_URI = "frbank://stats"
 DEFAULT_HTTP_HOST = "127.0.0.1"
 #: the path of the streamable-HTTP endpoint
 HTTP_PATH = "/mcp"
+#: the most characters of one string in a call's arguments (a fact's or a query's text, an id, a key)
+MAX_TEXT_CHARS = 100_000
+#: the most facts and turns of one ``remember``, and the most entries of any list or object of a call's arguments
+MAX_BATCH = 1_000
+#: the deepest nesting of a call's arguments (a fact's link list is 5 deep: arguments, facts, fact, links, list)
+MAX_DEPTH = 8
+#: the keys of a ``remember`` turn, with their descriptions (the Turn schema's): another key is refused
+TURN_FIELDS: Mapping[str, str] = {
+    "text": "the message",
+    "speaker": "who said it (default user)",
+    "at": "when it was said (default now)",
+    "id": "edge id (default: derived from at, speaker and text)",
+    "session": "conversation session number",
+}
 
 INSTRUCTIONS = (
     "FR-Bank is a lifecycle-aware long-term memory. Store what the user tells you with `remember` "
@@ -73,6 +95,42 @@ def max_k() -> int:
     return limit
 
 
+def check_arguments(arguments: Mapping[str, Any]) -> None:
+    """A call's arguments within the server's bounds, or a ``ValueError`` naming the first place
+    that is not (``facts[3].text: …``): every string (keys too) at most :data:`MAX_TEXT_CHARS`
+    characters, every list or object at most :data:`MAX_BATCH` entries, nesting at most
+    :data:`MAX_DEPTH` levels. Read before anything else reads the arguments."""
+    stack: list[tuple[Any, str, int]] = [(arguments, "", 1)]
+    while stack:
+        value, path, depth = stack.pop()
+        if isinstance(value, str):
+            if len(value) > MAX_TEXT_CHARS:
+                raise ValueError(
+                    f"{path or 'arguments'}: {len(value):,} characters; at most {MAX_TEXT_CHARS:,} in one text "
+                    "(docs/serve.md#limits)"
+                )
+            continue
+        if not isinstance(value, (Mapping, list)):
+            continue
+        where = path or "arguments"
+        if depth > MAX_DEPTH:
+            raise ValueError(f"{where}: nested {depth} levels deep; at most {MAX_DEPTH} (docs/serve.md#limits)")
+        if len(value) > MAX_BATCH:
+            raise ValueError(
+                f"{where}: {len(value):,} entries; at most {MAX_BATCH:,} in one call (docs/serve.md#limits)"
+            )
+        if isinstance(value, list):
+            stack.extend((v, f"{path}[{i}]", depth + 1) for i, v in reversed(list(enumerate(value))))
+            continue
+        for key in value:
+            if isinstance(key, str) and len(key) > MAX_TEXT_CHARS:
+                raise ValueError(
+                    f"{where}: a key of {len(key):,} characters; at most {MAX_TEXT_CHARS:,} in one text "
+                    "(docs/serve.md#limits)"
+                )
+        stack.extend((v, f"{path}.{k}" if path else str(k), depth + 1) for k, v in reversed(list(value.items())))
+
+
 def turn_id(text: str, speaker: str | None, at: str) -> str:
     """The id of a turn given without one: ``turn-`` and 16 hex digits of the SHA-256 of (said_at,
     speaker, text), so remembering the same turn twice stores it once."""
@@ -82,39 +140,62 @@ def turn_id(text: str, speaker: str | None, at: str) -> str:
 
 class Memory:
     """The operations of the server on one :class:`~frcore.bank.Bank`, as plain dicts (the tools'
-    structured output). Calls are serialised: one operation touches the bank at a time."""
+    structured output).
+
+    Writes (remember, forget, erase) run one at a time, and reads (recall, explain, history,
+    stats) one at a time, but a read does not wait for a write: the store's own lock guards its
+    connection, caches and each write transaction, and a write validates, checks for injections
+    and embeds before taking it, so a ``recall`` answers while a large ``remember`` runs (the
+    server runs each call on a worker thread)."""
 
     def __init__(self, bank, path: str | None = None) -> None:
         self.bank = bank
         self.path = path
-        self._lock = threading.Lock()
+        self._writing = threading.Lock()
+        self._reading = threading.Lock()
 
     # ------------------------------------------------------------------ writes
-    def remember(
-        self, facts: Sequence[Mapping[str, Any]] = (), turns: Sequence[Mapping[str, Any]] = ()
-    ) -> dict[str, Any]:
-        """Store ``facts`` (the FR-Bank fact format) and ``turns`` (``text``, ``speaker``, ``at``,
-        optional ``id`` / ``session``) in one all-or-nothing batch; each turn's categories come
-        from the bank's router."""
+    def remember(self, facts: Sequence[Any] = (), turns: Sequence[Any] = ()) -> dict[str, Any]:
+        """Store ``facts`` (the FR-Bank fact format, as sent: validated by ``Bank.add``, as ``fr
+        bank add`` validates them) and ``turns`` (:data:`TURN_FIELDS`) in one all-or-nothing batch
+        of at most :data:`MAX_BATCH` items; each turn's categories come from the bank's router."""
         from .records import parse_fact
 
         facts, turns = list(facts or ()), list(turns or ())
         if not facts and not turns:
             raise ValueError("facts: nothing to remember; give at least one fact or turn")
-        records = [dict(f) for f in facts]
+        if len(facts) + len(turns) > MAX_BATCH:
+            what = "facts" if not turns else "turns" if not facts else "facts and turns"
+            raise ValueError(
+                f"{what}: {len(facts) + len(turns):,} items in one remember; at most {MAX_BATCH:,} "
+                "(docs/serve.md#limits): split the batch"
+            )
+        records: list[Any] = list(facts)
         where = [f"facts[{i}]" for i in range(len(facts))]
         at_now = now().replace(microsecond=0)
-        with self._lock:
+        with self._writing:
             bank = self.bank
             turn_rows: list[dict[str, Any]] = []
             for j, t in enumerate(turns):
                 label = f"turns[{j}]"
+                if not isinstance(t, Mapping):
+                    raise ValueError(
+                        f"{label}: expected an object {{{', '.join(TURN_FIELDS)}}}, got {type(t).__name__}"
+                    )
+                unknown = [k for k in t if k not in TURN_FIELDS]
+                if unknown:
+                    raise ValueError(
+                        f"{label}: unknown field {str(unknown[0])[:60]!r}; a turn has {', '.join(TURN_FIELDS)}"
+                    )
                 text = t.get("text")
                 speaker = t.get("speaker", "user")
                 at_t = parse_time_arg(t.get("at"), f"{label}: field 'at'") or at_now
                 said_at = at_t.isoformat()
+                derived = turn_id(
+                    text if isinstance(text, str) else "", speaker if isinstance(speaker, str) else None, said_at
+                )
                 rec: dict[str, Any] = {
-                    "id": t.get("id") or (turn_id(text, speaker, said_at) if isinstance(text, str) else None),
+                    "id": t.get("id") or derived,
                     "kind": "turn",
                     "text": text,
                     "said_at": said_at,
@@ -141,7 +222,7 @@ class Memory:
         eff = parse_time_arg(at, "at")
         if not isinstance(reason, str) or not reason.strip():
             raise ValueError("reason: empty; say why the fact is retracted")
-        with self._lock:
+        with self._writing:
             when = now()
             self.bank.retract(edge_id, at=eff if eff is not None else when, reason=reason)
         return {
@@ -153,7 +234,7 @@ class Memory:
 
     def erase(self, edge_id: str, reason: str | None = None) -> dict[str, Any]:
         """Erase ``edge_id`` physically; the audit record (salted hash of the id) and the purge state."""
-        with self._lock:
+        with self._writing:
             rec = dict(self.bank.erase(edge_id, reason=reason))
         return {
             "edge_id": edge_id,
@@ -172,7 +253,7 @@ class Memory:
                 f"k: {k!r} out of range; expected an integer from 1 to {limit} (the pipeline ranks its "
                 f"{limit} distilled candidates)"
             )
-        with self._lock:
+        with self._reading:
             ask = self.bank.explain if explain else self.bank.query
             return ask(
                 text, at=at, k=k, intent=intent, known_at=known_at, categories=list(categories) if categories else None
@@ -243,30 +324,43 @@ class Memory:
             "results": [self._result(r, lines=True) for r in res.results],
         }
 
-    def history(self, slot: str, at: str | None = None, known_at: str | None = None) -> dict[str, Any]:
+    def history(
+        self, slot: str, at: str | None = None, known_at: str | None = None, include_quarantined_text: bool = False
+    ) -> dict[str, Any]:
         """Every fact stored under ``slot``, in the order it was said (``said_at``; ties in the order
-        stored), with its lifecycle state as of ``at`` (default now) and ``known_at``."""
+        stored), with its lifecycle state as of ``at`` (default now) and ``known_at``.
+
+        A fact held in quarantine is shown by its id, state and finding (``quarantine``: field and
+        rule), its text ``None``; an id, link target or slot that itself reads as an instruction is
+        ``None`` / left out too. ``include_quarantined_text`` shows them all (the owner's choice)."""
         if not isinstance(slot, str) or not slot.strip():
             raise ValueError("slot: empty; name the slot key whose history you want")
+        if not isinstance(include_quarantined_text, bool):
+            raise ValueError(f"include_quarantined_text: expected true or false, got {include_quarantined_text!r}")
         at_t = parse_time_arg(at, "at") or now().replace(microsecond=0)
         known_t = parse_time_arg(known_at, "known_at")
-        with self._lock:
+        with self._reading:
             mine = self.bank.slot_history(slot, known_at=known_t)
             if not mine:
                 raise ValueError(f"slot: no fact is stored under slot {slot!r}")
             states = self.bank.states(at_t, known_at=known_t)
             ids = {e.id for e, _ in mine}
             trs = [t for t in self.bank.store.transitions(known_t, user=self.bank.user) if t.edge_id in ids]
+            held = {q["id"]: q for q in self.bank.quarantine()}  # held now (a released fact is the owner's choice)
+        show = include_quarantined_text
+        hidden_ids = set() if show else {i for i, q in held.items() if q["field"] == "id"}
+        slot_hidden = not show and any(held[e.id]["field"] == "slot" for e, _ in mine if e.id in held)
         facts = [
             {
-                "id": e.id,
-                "text": e.text,
+                "id": None if e.id in hidden_ids else e.id,
+                "text": e.text if show or e.id not in held else None,
                 "said_at": e.said_at.isoformat(),
                 "event_time": None if e.event_time is None else e.event_time.isoformat(),
                 "recorded_at": _iso(rec),
                 "confidence": float(e.confidence),
                 "state": states.get(e.id, "not_yet_said"),
-                "links": {k: list(v) for k, v in (e.links or {}).items()},
+                "quarantine": {"field": held[e.id]["field"], "rule": held[e.id]["rule"]} if e.id in held else None,
+                "links": {k: [i for i in v if i not in hidden_ids] for k, v in (e.links or {}).items()},
                 "retractions": [
                     {"effective_at": t.effective_at.isoformat(), "reason": t.reason}
                     for t in trs
@@ -276,7 +370,7 @@ class Memory:
             for e, rec in mine
         ]
         return {
-            "slot": slot,
+            "slot": None if slot_hidden else slot,
             "at": at_t.isoformat(),
             "known_at": None if known_t is None else known_t.isoformat(),
             "facts": facts,
@@ -286,7 +380,7 @@ class Memory:
         """What the bank holds: facts and turns, slots, lifecycle states now, quarantined edges,
         erasures, the embedder and the schema version."""
         at = now()
-        with self._lock:
+        with self._reading:
             store, user = self.bank.store, self.bank.user
             summary = store.summary(user=user)
             states = self.bank.states(at)
@@ -326,15 +420,111 @@ def _iso(t: _dt.datetime) -> str:
 
 def build_server(memory: Memory, log_level: str = "WARNING"):
     """The :class:`mcp.server.mcpserver.MCPServer` exposing ``memory`` (imports the SDK); the
-    server logs to stderr at ``log_level``."""
+    server logs to stderr at ``log_level``. Every tool is a :func:`_strict_tool`."""
     from mcp.server.mcpserver import MCPServer
 
-    server = MCPServer("fr-bank", instructions=INSTRUCTIONS, log_level=cast(Any, log_level))
-    _add_remember(server, memory)
-    _add_queries(server, memory)
-    _add_removals(server, memory)
-    _add_inspection(server, memory)
+    tools: list[Any] = []
+    _add_remember(tools, memory)
+    _add_queries(tools, memory)
+    _add_removals(tools, memory)
+    stats = _add_inspection(tools, memory)
+    server = MCPServer("fr-bank", instructions=INSTRUCTIONS, log_level=cast(Any, log_level), tools=tools)
+    server.resource(
+        STATS_URI, name="stats", description="FR-Bank statistics (as the stats tool)", mime_type="application/json"
+    )(stats)
     return server
+
+
+@functools.cache
+def _strict_tool_class():
+    """The SDK's ``Tool`` whose call first checks :func:`check_arguments`, and whose refused
+    arguments are one line naming each (:func:`_argument_errors`), not pydantic's report."""
+    from mcp.server.mcpserver.exceptions import ToolError
+    from mcp.server.mcpserver.tools import Tool
+    from pydantic import ValidationError
+
+    class StrictTool(Tool):
+        async def run(self, arguments, context, convert_result=False):
+            try:
+                check_arguments(arguments)
+            except ValueError as e:
+                raise ToolError(f"Error executing tool {self.name}: {e}") from e
+            try:
+                return await super().run(arguments, context, convert_result=convert_result)
+            except ToolError as e:
+                if not isinstance(e.__cause__, ValidationError):
+                    raise
+                names = list(self.fn_metadata.arg_model.model_fields)
+                raise ToolError(
+                    f"Error executing tool {self.name}: {_argument_errors(e.__cause__, names)}"
+                ) from e.__cause__
+
+    return StrictTool
+
+
+def _strict_tool(fn, annotations):
+    """``fn`` as an MCP tool whose arguments are validated strictly: each of its JSON type, never
+    coerced (``k: "3"`` is refused), and an argument it does not name refused (pydantic
+    ``strict`` and ``extra="forbid"`` on the SDK's argument model, so the input schema says
+    ``additionalProperties: false``). A list or object argument sent as a JSON string of itself
+    is still read as the SDK reads it (for clients that send them so)."""
+    from pydantic import ConfigDict
+
+    tool = _strict_tool_class().from_function(fn, annotations=annotations)
+    loose = tool.fn_metadata.arg_model
+    strict: Any = type(
+        loose.__name__,
+        (loose,),
+        {"model_config": ConfigDict(extra="forbid", strict=True), "__module__": loose.__module__},
+    )
+    meta = tool.fn_metadata.model_copy(update={"arg_model": strict})
+    return tool.model_copy(update={"fn_metadata": meta, "parameters": strict.model_json_schema(by_alias=True)})
+
+
+#: what a refused argument of each pydantic error type was expected to be
+_EXPECTED = {
+    "string_type": "a string",
+    "int_type": "an integer",
+    "bool_type": "true or false",
+    "list_type": "a list",
+    "dict_type": "an object",
+    "float_type": "a number",
+    "none_required": "null",
+}
+
+
+def _sent(value: Any) -> str:
+    """A refused argument's value for its error line: a number, true/false, null or a short string
+    as JSON writes it (``'3'`` in quotes), anything else by its JSON type."""
+    if value is None or isinstance(value, (bool, float)) or (isinstance(value, int) and value.bit_length() <= 64):
+        return json.dumps(value)
+    if isinstance(value, str) and len(value) <= 40:
+        return repr(value)
+    kind = "a string" if isinstance(value, str) else "a list" if isinstance(value, list) else "an object"
+    return kind if isinstance(value, (str, list, Mapping)) else "an integer beyond 64 bits"
+
+
+def _argument_errors(error, names: Sequence[str]) -> str:
+    """A pydantic ``ValidationError`` of a tool's arguments as one line: each refused argument
+    named, what was expected and what was sent (``k: expected an integer, got '3'``)."""
+    parts: dict[str, str] = {}
+    for e in error.errors():
+        loc = [str(p) for p in e["loc"] if not str(p).startswith(("function-", "nullable"))]
+        name = "".join(f"[{p}]" if p.isdigit() else (f".{p}" if i else p) for i, p in enumerate(loc)) or "arguments"
+        if e["type"] == "extra_forbidden":
+            problem = "unknown argument; " + (
+                f"this tool takes {', '.join(names)}" if names else "this tool takes no arguments"
+            )
+        elif e["type"] == "missing":
+            problem = "missing (required)"
+        elif e["type"] in _EXPECTED:
+            problem = f"expected {_EXPECTED[e['type']]}, got {_sent(e.get('input'))}"
+        else:
+            problem = f"{e['msg'][:1].lower()}{e['msg'][1:]}, got {_sent(e.get('input'))}"
+        # a union (str | None) reports one error per member: the first, null's, is the less telling
+        if name not in parts or parts[name].startswith("expected null"):
+            parts[name] = problem
+    return "; ".join(f"{k}: {v}" for k, v in parts.items())
 
 
 def _call(fn, *args, **kwargs):
@@ -349,41 +539,47 @@ def _call(fn, *args, **kwargs):
         raise ToolError(f"bank: SQLite: {e}") from e
 
 
+def _tool(tools: list, annotations):
+    """A decorator: the function, as a :func:`_strict_tool` with ``annotations``, joins ``tools``."""
+
+    def add(fn):
+        tools.append(_strict_tool(fn, annotations))
+        return fn
+
+    return add
+
+
 def _read_only():
     from mcp.types import ToolAnnotations
 
     return ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 
 
-def _add_remember(server, memory: Memory) -> None:
+def _add_remember(tools: list, memory: Memory) -> None:
     """The tool ``remember``."""
     from mcp.types import ToolAnnotations
     from pydantic import Field
 
-    from ._serve_models import Fact, Remembered, Turn
+    from ._serve_models import FactItem, Remembered, TurnItem
 
-    @server.tool(
-        annotations=ToolAnnotations(
-            read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
-        )
+    @_tool(
+        tools,
+        ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False),
     )
     def remember(
-        facts: Annotated[list[Fact] | None, Field(description="extracted facts (docs/formats.md)")] = None,
-        turns: Annotated[list[Turn] | None, Field(description="raw turns, categorised by the router")] = None,
+        facts: Annotated[
+            list[FactItem] | None,
+            Field(description=f"extracted facts (docs/formats.md); at most {MAX_BATCH:,} facts and turns in one call"),
+        ] = None,
+        turns: Annotated[list[TurnItem] | None, Field(description="raw turns, categorised by the router")] = None,
     ) -> Remembered:
         """Store facts (id, text, categories, said_at, slot, …) and raw conversation turns (text, speaker, at) in
         one all-or-nothing batch. A turn's categories come from the bank's router. Remembering identical items
         again is a no-op."""
-        return Remembered(
-            **_call(
-                memory.remember,
-                [f.model_dump(exclude_unset=True) for f in facts or ()],
-                [t.model_dump(exclude_unset=True) for t in turns or ()],
-            )
-        )
+        return Remembered(**_call(memory.remember, facts or (), turns or ()))
 
 
-def _add_queries(server, memory: Memory) -> None:
+def _add_queries(tools: list, memory: Memory) -> None:
     """The tools ``recall`` and ``explain``; ``k`` is at most :func:`max_k`."""
     from pydantic import Field
 
@@ -394,7 +590,7 @@ def _add_queries(server, memory: Memory) -> None:
         int, Field(description=f"number of results, 1 to {limit}", json_schema_extra={"minimum": 1, "maximum": limit})
     ]
 
-    @server.tool(annotations=_read_only())
+    @_tool(tools, _read_only())
     def recall(
         text: Annotated[str, Field(description="what to recall, in natural language")],
         at: At = None,
@@ -409,7 +605,7 @@ def _add_queries(server, memory: Memory) -> None:
             **_call(memory.recall, text, at=at, known_at=known_at, intent=intent, k=k, categories=categories)
         )
 
-    @server.tool(annotations=_read_only())
+    @_tool(tools, _read_only())
     def explain(
         text: Annotated[str, Field(description="the query")],
         at: At = None,
@@ -425,17 +621,16 @@ def _add_queries(server, memory: Memory) -> None:
         )
 
 
-def _add_removals(server, memory: Memory) -> None:
+def _add_removals(tools: list, memory: Memory) -> None:
     """The tools ``forget`` (retract) and ``erase``."""
     from mcp.types import ToolAnnotations
     from pydantic import Field
 
     from ._serve_models import Erased, Forgotten, Time
 
-    @server.tool(
-        annotations=ToolAnnotations(
-            read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
-        )
+    @_tool(
+        tools,
+        ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False),
     )
     def forget(
         edge_id: Annotated[str, Field(description="the id of the fact to retract")],
@@ -446,10 +641,9 @@ def _add_removals(server, memory: Memory) -> None:
         and history."""
         return Forgotten(**_call(memory.forget, edge_id, reason, at=at))
 
-    @server.tool(
-        annotations=ToolAnnotations(
-            read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False
-        )
+    @_tool(
+        tools,
+        ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False),
     )
     def erase(
         edge_id: Annotated[str, Field(description="the id of the fact to erase")],
@@ -460,31 +654,42 @@ def _add_removals(server, memory: Memory) -> None:
         return Erased(**_call(memory.erase, edge_id, reason=reason))
 
 
-def _add_inspection(server, memory: Memory) -> None:
-    """The tools ``history`` and ``stats``, and the resource :data:`STATS_URI`."""
+def _add_inspection(tools: list, memory: Memory):
+    """The tools ``history`` and ``stats``; returns the reader of the resource :data:`STATS_URI`."""
     from pydantic import Field
 
     from ._serve_models import At, History, KnownAt, Stats
 
-    @server.tool(annotations=_read_only())
+    @_tool(tools, _read_only())
     def history(
-        slot: Annotated[str, Field(description="the slot key")], at: At = None, known_at: KnownAt = None
+        slot: Annotated[str, Field(description="the slot key")],
+        at: At = None,
+        known_at: KnownAt = None,
+        include_quarantined_text: Annotated[
+            bool,
+            Field(
+                description="also show what a quarantined fact says (its text, and an id or slot that reads as an "
+                "instruction); default false: only its id, state and the rule that fired"
+            ),
+        ] = False,
     ) -> History:
         """Every fact stored under one slot, in the order it was said, with its lifecycle state as of `at` and
-        its retractions: how one attribute changed over time."""
-        return History(**_call(memory.history, slot, at=at, known_at=known_at))
+        its retractions: how one attribute changed over time. A quarantined fact shows its id, state and the
+        rule that fired, not its text, unless include_quarantined_text is true."""
+        return History(
+            **_call(memory.history, slot, at=at, known_at=known_at, include_quarantined_text=include_quarantined_text)
+        )
 
-    @server.tool(annotations=_read_only())
+    @_tool(tools, _read_only())
     def stats() -> Stats:
         """What the bank holds (the resource frbank://stats): facts, turns, slots, lifecycle states now,
         quarantined edges, retractions, erasures, embedder and schema version."""
         return Stats(**_call(memory.stats))
 
-    @server.resource(
-        STATS_URI, name="stats", description="FR-Bank statistics (as the stats tool)", mime_type="application/json"
-    )
     def stats_resource() -> str:
         return Stats(**_call(memory.stats)).model_dump_json()
+
+    return stats_resource
 
 
 # ----------------------------------------------------------------------------- the command

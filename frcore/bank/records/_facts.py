@@ -42,9 +42,9 @@ class FactField:
         (a suite's ground truth and provenance; ignored like any key the format does not name).
       suite: a key of a LifecycleBench suite's facts (:func:`frcore.bench.parse_suite`), where
         every such key is required (null where its type allows).
-      mcp: a field of the MCP ``remember`` tool's ``Fact`` (:mod:`frcore.bank._serve_models`).
-        ``user`` is not one: a server serves one user (``fr serve --user``), so the model drops
-        a fact's ``user`` like any other key it does not name.
+      mcp: a field of the MCP ``remember`` tool's ``Fact`` schema (:mod:`frcore.bank._serve_models`):
+        every field the bank reads, ``user`` among them (the server validates a fact as
+        ``fr bank add`` does: one of another user than the one served is refused).
       description: one line, the ``Fact`` field's description in the tool's input schema.
       values: the allowed values of the field (``kind``) or of its keys (``categories``,
         ``links``); empty where any value of its type may do.
@@ -95,7 +95,7 @@ FACT_FIELDS: Mapping[str, FactField] = {
     ),
     "speaker": FactField("optional", "who said it", suite=False, mcp=True),
     "user": FactField(
-        "optional", "whose memory it is: a user name, or absent or null for the owner", suite=False, mcp=False
+        "optional", "whose memory it is: a user name, or absent or null for the owner", suite=False, mcp=True
     ),
     # a suite's own keys: read by frcore.bench.parse_suite, ignored by the bank like any unknown key
     "role": FactField("ignored", "ground truth for analysis only, never given to a system", suite=True, mcp=False),
