@@ -233,7 +233,13 @@ def test_readd_identical_is_a_noop_and_conflicts_name_the_id(capsys, tmp_path, b
     assert code == 0 and out.strip() == "added 1 facts; 1 already stored, identical (skipped)"
     v = state(bank)
     code, out, _ = fr(capsys, "add", bank, f, "--json")  # the retry after a crash: a no-op
-    assert code == 0 and json.loads(out) == {"added": 0, "ids": [], "unchanged": ["keep", "n1"], "quarantined": []}
+    assert code == 0 and json.loads(out) == {
+        "added": 0,
+        "ids": [],
+        "unchanged": ["keep", "n1"],
+        "quarantined": [],
+        "warnings": [],
+    }
     assert state(bank) == v  # nothing written, not even the version counter
     f.write_text(json.dumps([fact("n2"), fact("n1", text="text of n1, changed", links={"supersedes": "keep"})]))
     code, _, err = fr(capsys, "add", bank, f)

@@ -392,9 +392,11 @@ class Bank:
         Returns the ids stored (a :class:`frcore.bank.storage._store.Added` list; ``.unchanged`` lists
         facts skipped because an identical fact is already stored — a retry is a no-op;
         ``.quarantined`` lists the stored facts held in quarantine: ``id``, ``field``, ``rule``,
-        ``slot``). A different fact under a stored id is an error. ``where[i]`` names fact ``i``
-        in errors (default ``facts[i]``). Facts are stored for this bank's :attr:`user`: a fact
-        that names no ``user`` becomes theirs, one of another user is refused (field ``user``)."""
+        ``slot``; ``.warnings``, what the batch is accepted with but told about: an event time
+        before its said time, a supersession cycle). A different fact under a stored id is an
+        error. ``where[i]`` names fact ``i`` in errors (default ``facts[i]``). Facts are stored
+        for this bank's :attr:`user`: a fact that names no ``user`` becomes theirs, one of another
+        user is refused (field ``user``)."""
         with _collector_paused():
             # validate → embed → store (the guard, the transaction and the index: one store call)
             batch = parse_batch(list(facts), where, self.user, recorded_at)

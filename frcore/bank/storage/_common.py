@@ -56,17 +56,24 @@ class StoreError(ValueError):
 
 class Added(list):
     """The ids a batch stored (a list, in batch order), with ``unchanged``: the ids of facts that
-    were already stored with identical content, so were skipped (an idempotent retry), and
+    were already stored with identical content, so were skipped (an idempotent retry),
     ``quarantined``: one record per newly stored fact held in quarantine — ``id``, ``field`` (the
     field whose text fired: ``text``, ``id``, ``slot`` or ``speaker``), ``rule`` (the detector's
-    rule, :func:`frcore.bank.instruction_rule`) and ``slot`` (the slot it would update, or None)."""
+    rule, :func:`frcore.bank.instruction_rule`) and ``slot`` (the slot it would update, or None),
+    and ``warnings``: one line per thing the batch was accepted with but is told about, naming
+    the fact and the field (:func:`frcore.bank.storage._store.batch_warnings`)."""
 
     def __init__(
-        self, ids: Iterable[str] = (), unchanged: Iterable[str] = (), quarantined: Iterable[Mapping[str, Any]] = ()
+        self,
+        ids: Iterable[str] = (),
+        unchanged: Iterable[str] = (),
+        quarantined: Iterable[Mapping[str, Any]] = (),
+        warnings: Iterable[str] = (),
     ):
         super().__init__(ids)
         self.unchanged: list[str] = list(unchanged)
         self.quarantined: list[dict[str, Any]] = [dict(q) for q in quarantined]
+        self.warnings: list[str] = list(warnings)
 
 
 class _Retry(Exception):
