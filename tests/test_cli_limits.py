@@ -321,3 +321,38 @@ def test_an_unreadable_file_says_it_cannot_be_read(tmp_path, bank):
     f.chmod(0)
     ((code, out, err),) = _drive([("add", bank, f)], prefix=PERMISSIONS)  # as a user who honours permissions
     assert code == 2 and one_line_error(err) == f"fr bank: error: facts file {f} cannot be read (Permission denied)"
+
+
+def test_one_text_limit_for_every_interface(tmp_path):
+    """The bank refuses a stored string over MAX_TEXT_CHARS, naming the field; MCP's argument
+    check uses the same number."""
+    from frcore.bank import Bank
+    from frcore.bank.records import MAX_TEXT_CHARS, FactError, parse_fact
+    from frcore.bank.serve import MAX_TEXT_CHARS as MCP_MAX
+
+    assert MCP_MAX == MAX_TEXT_CHARS
+    fact = {"id": "x", "text": "a" * (MAX_TEXT_CHARS + 1), "kind": "turn", "said_at": "2025-01-01"}
+    with pytest.raises(FactError, match=r"field 'text': .*at most 1,000,000"):
+        parse_fact(fact)
+    bank = Bank.open(":memory:", embedder="hash")
+    assert bank.add([{**fact, "text": "a" * MAX_TEXT_CHARS}]) == ["x"]  # at the limit: stored
+    bank.close()
+
+
+def test_remember_reports_the_batch_warnings():
+    from frcore.bank import Bank
+    from frcore.bank.serve import Memory
+
+    memory = Memory(Bank.open(":memory:", embedder="hash"), ":memory:")
+    got = memory.remember(
+        facts=[
+            {
+                "id": "e",
+                "text": "Dentist on Monday",
+                "categories": {"OBLIGATIONS": 1.0},
+                "said_at": "2025-03-02",
+                "event_time": "2025-03-01",
+            }
+        ]
+    )
+    assert len(got["warnings"]) == 1 and "event_time" in got["warnings"][0] and "'e'" in got["warnings"][0]

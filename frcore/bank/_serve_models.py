@@ -85,6 +85,10 @@ class Remembered(BaseModel):
         "retrieved until released"
     )
     turns: list[TurnStored]
+    warnings: list[str] = Field(
+        description="facts stored but worth a look, one line each (docs/formats.md#warnings): a supersession cycle, "
+        "an event time before said_at"
+    )
 
 
 class Hit(BaseModel):

@@ -31,6 +31,7 @@ from typing import Annotated, Any, cast
 
 from .._params_io import add_params_arguments, params_from_args
 from .._time import now, parse_time_arg
+from .records import MAX_TEXT_CHARS as FACT_TEXT_CHARS
 
 #: URI of the stats resource
 STATS_URI = "frbank://stats"
@@ -38,8 +39,9 @@ STATS_URI = "frbank://stats"
 DEFAULT_HTTP_HOST = "127.0.0.1"
 #: the path of the streamable-HTTP endpoint
 HTTP_PATH = "/mcp"
-#: the most characters of one string in a call's arguments (a fact's or a query's text, an id, a key)
-MAX_TEXT_CHARS = 100_000
+#: the most characters of one string in a call's arguments (a fact's or a query's text, an id, a
+#: key): the bank's own limit on a stored string (:data:`frcore.bank.records.MAX_TEXT_CHARS`)
+MAX_TEXT_CHARS = FACT_TEXT_CHARS
 #: the most facts and turns of one ``remember``, and the most entries of any list or object of a call's arguments
 MAX_BATCH = 1_000
 #: the deepest nesting of a call's arguments (a fact's link list is 5 deep: arguments, facts, fact, links, list)
@@ -215,6 +217,7 @@ class Memory:
             "unchanged": list(getattr(added, "unchanged", [])),
             "quarantined": list(quarantined),
             "turns": turn_rows,
+            "warnings": list(getattr(added, "warnings", [])),
         }
 
     def forget(self, edge_id: str, reason: str, at: str | None = None) -> dict[str, Any]:

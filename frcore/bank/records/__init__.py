@@ -5,6 +5,7 @@ What the rest of FR-Bank uses of this layer is imported from here; its modules a
 
 from ._facts import (
     FACT_FIELDS as FACT_FIELDS,
+    MAX_TEXT_CHARS as MAX_TEXT_CHARS,
     OWNER as OWNER,
     REQUIRED_KEYS as REQUIRED_KEYS,
     FactError as FactError,
@@ -38,6 +39,7 @@ __all__ = [
     "FactError",
     "FactField",
     "FactRecord",
+    "MAX_TEXT_CHARS",
     "INVISIBLE",
     "LifecycleColumns",
     "OWNER",

@@ -273,10 +273,20 @@ def _show(value: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 5] + "…" + text[-4:]
 
 
+#: The most characters of one stored string of a fact (its text, id, slot, speaker): every
+#: interface refuses a longer one (``fr bank add`` and MCP ``remember`` through this check, MCP's
+#: other arguments by the same number). Long enough for any message of the benchmarks here
+#: (LongMemEval's development part: 41,855 at most).
+MAX_TEXT_CHARS = 1_000_000
+
+
 def _check_string(where: str, fid: Any, field_name: str, value: str, is_id: bool = False) -> None:
     """A stored string must be valid Unicode (no lone surrogates, which SQLite cannot store as
-    UTF-8); an id (or link target) also has no control characters (a NUL cannot be passed on a
-    command line, so such an id could never be erased from the CLI; others corrupt terminals)."""
+    UTF-8) of at most :data:`MAX_TEXT_CHARS` characters; an id (or link target) also has no
+    control characters (a NUL cannot be passed on a command line, so such an id could never be
+    erased from the CLI; others corrupt terminals)."""
+    if len(value) > MAX_TEXT_CHARS:
+        raise _err(where, fid, field_name, f"{len(value):,} characters; at most {MAX_TEXT_CHARS:,}")
     try:
         value.encode("utf-8")
     except UnicodeEncodeError as e:
