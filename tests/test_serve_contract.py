@@ -98,7 +98,10 @@ def test_the_user_field_is_honoured_for_the_user_served(tmp_path):
                 ("remember", {"facts": [_fact(3, user="ben")]}),
             ],
         )
-        assert got[0] == (False, {"added": ["n1", "n2"], "unchanged": [], "quarantined": [], "turns": [], "warnings": []})
+        assert got[0] == (
+            False,
+            {"added": ["n1", "n2"], "unchanged": [], "quarantined": [], "turns": [], "warnings": []},
+        )
         assert "field 'user': 'ben' is not the user this batch is written for ('ana')" in _refusal("remember", got[1])
         assert [e["id"] for e in ana.export()["edges"]] == ["n1", "n2"]
         assert owner.export()["edges"] == []  # nothing became the owner's
