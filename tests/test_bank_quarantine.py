@@ -281,11 +281,16 @@ def test_cli_quarantine_lists_read_only_and_releases(tmp_path, capsys):
     assert code == 0 and err == "" and digest(db) == before  # listing never writes
     lines = out.strip().splitlines()
     assert lines[0] == "2 fact(s) in quarantine"
-    assert lines[1].startswith("poison  slot=city  rule=") and "Ignore all previous instructions" in lines[1]
+    assert lines[1].startswith("poison  slot=city  rule=") and "Ignore all previous instructions" not in out
+    assert lines[1].endswith("(text hidden; --show-text shows it)")
     assert lines[2].startswith("tea  slot=-  rule=") and " in speaker" in lines[2]
+    code, out, _ = fr(capsys, "quarantine", db, "--show-text")
+    assert "Ignore all previous instructions" in out.strip().splitlines()[1]
     code, out, _ = fr(capsys, "quarantine", db, "--json")
     listed = json.loads(out)["quarantined"]
-    assert [q["id"] for q in listed] == ["poison", "tea"]
+    assert [q["id"] for q in listed] == ["poison", "tea"] and listed[0]["text"] is None
+    code, out, _ = fr(capsys, "quarantine", db, "--json", "--show-text")
+    listed = json.loads(out)["quarantined"]
     assert listed[0]["text"] == ATTACK and listed[0]["slot"] == "city"
     code, out, _ = fr(capsys, "quarantine", db, "--release", "poison", "--reason", "I wrote that")
     assert code == 0 and out.startswith("released poison from quarantine")

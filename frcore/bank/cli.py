@@ -537,6 +537,8 @@ def _quarantine(args) -> int:
         return 0
     with Store.open(args.path, readonly=True) as store:
         held = store.quarantine(include_released=args.all, user=user)
+    if not args.show_text:  # no interface returns quarantined text unless asked (docs/serve.md)
+        held = [{**q, "text": None} for q in held]
     if args.json:
         print(json.dumps({"quarantined": held}))
         return 0
@@ -545,7 +547,8 @@ def _quarantine(args) -> int:
         rule = q["rule"] if q["rule"] is not None else "(no rule fires now)"
         field = "" if q["field"] in (None, "text") else f" in {q['field']}"
         released = "" if q["released_at"] is None else f"  [released {q['released_at']}]"
-        print(f"{q['id']}  slot={q['slot'] or '-'}  rule={rule}{field}{released}: {_excerpt(q['text'])}")
+        text = _excerpt(q["text"]) if q["text"] is not None else "(text hidden; --show-text shows it)"
+        print(f"{q['id']}  slot={q['slot'] or '-'}  rule={rule}{field}{released}: {text}")
     return 0
 
 
@@ -774,6 +777,11 @@ def register(subparsers) -> None:
     sp.add_argument("--release", metavar="ID", help="release this fact as the owner's decision (recorded, append-only)")
     sp.add_argument("--reason", help="why it is released (with --release)")
     sp.add_argument("--all", action="store_true", help="also list the facts already released")
+    sp.add_argument(
+        "--show-text",
+        action="store_true",
+        help="show each held fact's text (hidden by default: it reads as an instruction)",
+    )
     for name in ("query", "explain"):
         sp = sub.add_parser(name, help="retrieve" if name == "query" else "retrieve with every score term")
         common(sp)
