@@ -397,16 +397,24 @@ def test_query_never_uses_a_nan_vector(tmp_path):
 
 
 def test_a_damaged_index_is_never_trusted(tmp_path):
-    """A non-finite vector in the bank's index (a damaged file) is detected by the query that
-    meets it: the query ranks from SQLite instead — the same results as a bank without an index
-    — and the index is scrubbed, then rebuilt by the next process that opens the bank."""
+    """A non-finite vector written into the bank's index (a damaged file) fails the segment's
+    checksum when the bank is opened: its rows are read from SQLite — the same results as a bank
+    without an index — and a writable open scrubs the segment and indexes its rows again. A
+    vector damaged after the open verified it (the file changed under the process) is met by the
+    query: it ranks from SQLite instead, and the store stops reading the index."""
     db = tmp_path / "nan.db"
     _home_bank(db).close()
-    vec_file = Path(str(db) + ".index") / "vectors.f32"
-    damaged = np.memmap(vec_file, dtype="<f4", mode="r+")
-    damaged[:256] = np.nan  # the first row's vector (hash-256)
-    damaged.flush()
-    del damaged
+    folder = Path(str(db) + ".index")
+    vec_file = folder / "vectors.f32"
+
+    def damage() -> None:
+        damaged = np.memmap(vec_file, dtype="<f4", mode="r+")
+        damaged[:256] = np.nan  # the first row's vector (hash-256)
+        damaged.flush()
+        del damaged
+
+    damage()
+    before = {p.name for p in folder.glob("seg-*")}
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         with Bank.open(str(db)) as bank:
@@ -415,10 +423,17 @@ def test_a_damaged_index_is_never_trusted(tmp_path):
             ref = plain.query("where do I live?", at="2026-01-01", intent="historical")
     assert res.results == ref.results
     assert all(np.isfinite(r["score"]) for r in res.results)
-    assert not list(Path(str(db) + ".index").glob("seg-*"))  # scrubbed
-    with Bank.open(str(db)) as bank:  # rebuilt by the next write open
+    after = {p.name for p in folder.glob("seg-*")}
+    assert after and not before & after  # the damaged segment scrubbed, its rows indexed again
+    assert np.isfinite(np.fromfile(vec_file, dtype="<f4")).all()
+    with Bank.open(str(db)) as bank:
         assert bank.query("where do I live?", at="2026-01-01", intent="historical").results == ref.results
-    assert list(Path(str(db) + ".index").glob("seg-*"))
+        assert bank.store.read(datetime(2026, 1, 1)).sources is not None  # verified: ranked from the index
+        damage()  # under the open bank, after it verified the segment
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert bank.query("where do I live?", at="2026-01-01", intent="historical").results == ref.results
+        assert bank.store._index is None  # the store no longer reads the index
 
 
 def test_a_failed_embedding_stores_nothing(tmp_path):

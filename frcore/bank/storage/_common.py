@@ -6,10 +6,12 @@ import dataclasses
 import functools
 import hashlib
 import json
+import mmap
 import re
 import sqlite3
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from ..records import (
@@ -193,3 +195,64 @@ def _differs(a: FactRecord, b: FactRecord) -> list[str]:
         for f in dataclasses.fields(FactRecord)
         if f.name != "quarantined" and getattr(a, f.name) != getattr(b, f.name)
     ]
+
+
+#: erased strings shorter than this (in UTF-8) are not looked for in the bank's files: too likely
+#: to occur by chance among other bytes to tell anything
+MIN_ERASED_BYTES = 4
+
+
+def bank_files(path: str) -> list[Path]:
+    """Every file the bank at ``path`` owns: the bank, its ``-wal`` and ``-shm`` files, and every
+    file under its index folder ``path.index/``."""
+    own = [Path(path + suffix) for suffix in ("", "-wal", "-shm")]
+    index = Path(path + ".index")
+    return [p for p in own if p.exists()] + (
+        sorted(p for p in index.rglob("*") if not p.is_dir()) if index.is_dir() else []
+    )
+
+
+def _forms(text: str) -> set[bytes]:
+    """The bytes ``text`` is stored as: UTF-8 (SQLite), inside a JSON string (with and without
+    ``\\u`` escapes), and inside a JSON string held in a JSON string (the index's ``links``)."""
+    once = {json.dumps(text, ensure_ascii=a)[1:-1] for a in (False, True)}
+    twice = {json.dumps(x, ensure_ascii=False)[1:-1] for x in once}
+    return {x.encode("utf-8") for x in {text, *once, *twice}}
+
+
+def erased_bytes_remaining(path: str, erased: Iterable[str], held: Callable[[str], bool]) -> list[str]:
+    """The files of the bank at ``path`` (:func:`bank_files`) that still hold one of the ``erased``
+    strings (of at least :data:`MIN_ERASED_BYTES` bytes, in any of its stored forms) — a string
+    the bank still legitimately holds elsewhere (``held``: in another fact, a reason, the index's
+    own words) does not count. A file that cannot be read counts as holding it."""
+    needles = {s: _forms(s) for s in set(erased) if s and len(s.encode("utf-8")) >= MIN_ERASED_BYTES}
+    hits: dict[str, set[str]] = {}
+    for f in bank_files(path):
+        try:
+            with open(f, "rb") as fh:
+                if fh.seek(0, 2) == 0:
+                    continue
+                with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+                    found = {s for s, forms in needles.items() if any(mm.find(b) >= 0 for b in forms)}
+        except OSError:
+            found = {""}  # unreadable: nothing can be said of it
+        if found:
+            hits[str(f)] = found
+    explained = {s for s in set().union(*hits.values()) if s and held(s)} if hits else set()
+    return [f for f, found in hits.items() if found - explained]
+
+
+def held_elsewhere(conn: sqlite3.Connection, text: str) -> bool:
+    """Whether ``text`` occurs (ASCII case ignored) in a text column of any table of the bank
+    on ``conn``, or in its schema: what an erase legitimately leaves."""
+    tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE instr(lower(sql), lower(?)) > 0", (text,)).fetchone():
+        return True
+    for t in tables:
+        cols = [r[1] for r in conn.execute(f'PRAGMA table_info("{t}")') if "BLOB" not in str(r[2]).upper()]
+        if not cols:
+            continue
+        where = " OR ".join(f'instr(lower(CAST("{c}" AS TEXT)), lower(?1)) > 0' for c in cols)
+        if conn.execute(f'SELECT 1 FROM "{t}" WHERE {where} LIMIT 1', (text,)).fetchone():
+            return True
+    return False

@@ -20,8 +20,15 @@ every indexed row are one float32 matrix in one file (``vectors.f32``, rows in s
 memory-mapped as one matrix: a query over every row multiplies it in place); an add writes its
 rows after the last indexed one, and no file a reader maps is ever truncated.
 
+Verified: the manifest records, for every segment, the BLAKE2b digest (16 bytes, :func:`digest`)
+of each of its files and of its rows of ``vectors.f32``, written with it. A load verifies a
+segment before it maps it (once per segment per process: :meth:`BankIndex._verify`); a segment whose
+bytes differ, or whose files do not parse, is not read — it and the segments after it are read
+from SQLite, and a writable store scrubs them and indexes their rows again at once.
+
 Erasure: an erase overwrites with zeros, then deletes, every segment from the one holding the
-erased fact (or a fact whose links named it) on, and overwrites their rows of ``vectors.f32``
+erased fact (or a fact whose links named it) on, and every folder a crashed write left
+(``tmp-seg-*``, a segment no manifest lists), and overwrites their rows of ``vectors.f32``
 with zeros; they are rebuilt from SQLite on the next load.
 A load that finds an index made before an erase it did not see (another program erased)
 scrubs the whole index the same way. No erased text, id or vector stays in the index folder.
@@ -29,9 +36,12 @@ scrubs the whole index the same way. No erased text, id or vector stays in the i
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import fcntl
 import functools
+import hashlib
+import io
 import json
 import os
 import secrets
@@ -47,7 +57,7 @@ import numpy as np
 from ..records import neutralize, owner_pattern, slot_codes
 from ..search import Postings, _ann
 
-FORMAT = "frcore-bank-index-v2"
+FORMAT = "frcore-bank-index-v3"
 #: numeric columns of :func:`frcore.bank.records._lifecycle.edge_columns` kept as ``.npy`` arrays
 NUMERIC_COLUMNS = ("weights", "said_at_h", "event_h", "session", "confidence", "numeric", "quarantined")
 #: string columns kept as JSON lists
@@ -64,6 +74,49 @@ VECTORS = "vectors.f32"
 #: threads at once (``SystemError: AST constructor recursion depth mismatch``, seen with readers
 #: and writers of one bank in threads): one process-wide lock around opening a segment's arrays
 _NPY_HEADER_LOCK = threading.Lock()
+#: the arrays of a segment (``<name>.npy``) and its JSON files: every file a segment holds
+SEGMENT_ARRAYS = (
+    "seq",
+    *NUMERIC_COLUMNS,
+    "recorded",
+    *(f"life_{k}" for k in LIFE_COLUMNS),
+    "post_indptr",
+    "post_rows",
+    "post_tf",
+    "post_length",
+    *(f"code_{k}" for k in CODED_COLUMNS),
+)
+SEGMENT_FILES = (*(f"{a}.npy" for a in SEGMENT_ARRAYS), "strings.json", "vocab.json", "raw.json")
+#: what the index's files hold besides the bank's text (file names, JSON keys, ``.npy`` header
+#: words): an erased string found only as one of them is not the erased fact's
+FORMAT_WORDS = " ".join(
+    [FORMAT, VECTORS, "manifest.json", "lock", "tmp-seg", *SEGMENT_FILES, *STRING_COLUMNS, *CODED_COLUMNS]
+    + ["format", "bank_id", "erasures", "spec", "model", "dim", "text_key", "tokenizer", "segments", "dir"]
+    + ["files", "vectors", "vector_rows", "links", "values", "lo", "hi", "numpy", "descr", "fortran_order"]
+    + ["shape", "false", "true", "<f8", "<f4", "<i8", "<i4", "|b1", "<m8[us]", "<M8[us]", "ann.json", "faiss"]
+).lower()
+
+
+def digest(data: bytes | memoryview) -> str:
+    """The checksum the manifest records of a file or vector rows: BLAKE2b, 16-byte digest, hex."""
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+#: a segment's rows of ``vectors.f32`` are checksummed in pieces of this many bytes (so that a
+#: load hashes them in parallel): ``vectors`` in the manifest is the list of their digests
+VECTOR_PIECE = 1 << 24
+
+
+def vector_digests(data: bytes | memoryview) -> list[str]:
+    """The :func:`digest` of each :data:`VECTOR_PIECE` bytes of ``data`` (a segment's vector rows)."""
+    view = memoryview(data)
+    return [digest(view[i : i + VECTOR_PIECE]) for i in range(0, len(view), VECTOR_PIECE)]
+
+
+#: segment folder → what it was verified as in this process (its files' identity and sizes,
+#: the digests the manifest records, its place in ``vectors.f32``): :meth:`BankIndex._verify`
+_VERIFIED: dict[str, tuple] = {}
+_VERIFIED_LOCK = threading.Lock()
 
 
 def index_path(db_path: str) -> Path:
@@ -207,7 +260,9 @@ class BankIndex:
     def load(self, bank_id: str | None, erasures: int, count_upto: Callable[[int], int]) -> list[Rows]:
         """The segments, when the manifest is of this bank, this spec and this erase count and
         its rows are all still stored (``count_upto(hi)``: stored rows with seq ≤ hi); else
-        ``[]`` (an index made before an unseen erase is scrubbed, when writable)."""
+        ``[]`` (an index made before an unseen erase is scrubbed, when writable). Only the
+        segments before the first one that fails its checksums or does not parse are returned
+        (:meth:`_checked`); a writable index drops that one and those after it (:meth:`_drop_damaged`)."""
         m = self._manifest()
         if m is None or bank_id is None or m.get("bank_id") != bank_id:
             return []
@@ -223,14 +278,81 @@ class BankIndex:
         segs = m.get("segments") or []
         if not segs:
             return []
-        total = sum(int(s["n"]) for s in segs)
-        if count_upto(int(segs[-1]["hi"])) != total or int(m.get("vector_rows", -1)) != total:
-            return []
         try:
+            total = sum(int(s["n"]) for s in segs)
+            if count_upto(int(segs[-1]["hi"])) != total or int(m.get("vector_rows", -1)) != total:
+                return []
             self.matrix(total)  # vectors.f32 holds every row (a shorter file cannot be mapped)
-            return [self._read(self.dir / s["dir"]) for s in segs]
-        except (OSError, ValueError, KeyError):
-            return []  # replaced or removed under us: read the rows from SQLite instead
+        except (OSError, ValueError, KeyError, TypeError):
+            return []  # replaced or removed under us, or a damaged manifest: read the rows from SQLite
+        out: list[Rows] = []
+        start = 0
+        for s in segs:
+            try:
+                out.append(self._checked(s, start))
+            except (OSError, ValueError, KeyError, TypeError, IndexError):
+                # damaged (or replaced under us): this segment's rows and the later ones come from SQLite
+                if not self.readonly:
+                    with contextlib.suppress(OSError):
+                        self._drop_damaged(m, len(out))
+                break
+            start += out[-1].n
+        return out
+
+    def _checked(self, seg: dict[str, Any], start: int) -> Rows:
+        """The rows of the manifest's segment ``seg`` (the rows of ``vectors.f32`` from ``start``
+        on), verified (:meth:`_verify`) and parsed; ``ValueError`` (or ``KeyError``,
+        ``TypeError``, ``OSError``) when it is damaged."""
+        self._verify(seg, start)
+        rows = self._read(self.dir / str(seg["dir"]))
+        if (rows.lo, rows.hi, rows.n) != (int(seg["lo"]), int(seg["hi"]), int(seg["n"])):
+            raise ValueError(f"{self.dir / str(seg['dir'])}: not the rows the manifest names")
+        return rows
+
+    def _verify(self, seg: dict[str, Any], start: int) -> None:
+        """Raise ``ValueError`` unless every file of segment ``seg`` and its ``n`` rows of
+        ``vectors.f32`` from row ``start`` have the BLAKE2b digests the manifest records. Done
+        once per segment per process: a segment whose files (and place in ``vectors.f32``) are
+        those verified before is not read again (segments are immutable, and no write touches
+        the vector rows of a segment the manifest lists)."""
+        d = self.dir / str(seg["dir"])
+        files, n = seg["files"], int(seg["n"])
+        if not isinstance(files, dict) or not set(SEGMENT_FILES) <= files.keys():
+            raise ValueError(f"{d}: the manifest lacks a checksum of a file")
+        stats = tuple(
+            (name, st.st_ino, st.st_size, st.st_mtime_ns) for name in SEGMENT_FILES for st in [os.stat(d / name)]
+        )
+        vec = os.stat(self.dir / VECTORS)
+        key = (stats, vec.st_ino, start, n, tuple(seg["vectors"]), tuple(files[name] for name in SEGMENT_FILES))
+        with _VERIFIED_LOCK:
+            if _VERIFIED.get(str(d)) == key:
+                return
+        row = self.spec.dim * 4
+        jobs = [(d / name, 0, None) for name in SEGMENT_FILES] + _pieces(self.dir / VECTORS, start * row, n * row)
+        want = [files[name] for name in SEGMENT_FILES] + list(seg["vectors"])
+        got = _digests(jobs)
+        if got != want:
+            bad = next((j for j, g, w in zip(jobs, got, want) if g != w), jobs[-1])
+            raise ValueError(f"{bad[0]}: checksum mismatch")
+        with _VERIFIED_LOCK:
+            if len(_VERIFIED) > 4096:  # folders of banks long gone
+                _VERIFIED.clear()
+            _VERIFIED[str(d)] = key
+
+    def _drop_damaged(self, m: dict[str, Any], keep: int) -> None:
+        """Scrub the segment ``m["segments"][keep]`` (found damaged) and the later ones, and
+        commit the manifest without them (their rows are indexed again from SQLite by the
+        load's writer); nothing when the manifest changed meanwhile."""
+        with self._locked():
+            now = self._manifest()
+            if now != m:
+                return  # another writer rewrote it: the next load checks the new one
+            segs = list(m["segments"])
+            self._commit(str(m["bank_id"]), int(m["erasures"]), segs[:keep])
+            _scrub_ann(self.dir)  # built over rows that are no longer indexed: rebuilt by the next write
+            self._zero_vectors(sum(int(s["n"]) for s in segs[:keep]), self.spec.dim)
+            for s in segs[keep:]:
+                _scrub(self.dir / str(s["dir"]))
 
     def matrix(self, rows: int) -> np.ndarray:
         """The first ``rows`` rows of ``vectors.f32`` as a read-only (rows, dim) float32 map."""
@@ -239,6 +361,9 @@ class BankIndex:
         return np.memmap(self.dir / VECTORS, dtype="<f4", mode="r", shape=(rows, self.spec.dim))
 
     def _read(self, d: Path) -> Rows:
+        """The rows of the segment folder ``d`` (its arrays memory-mapped); ``ValueError`` (or
+        ``KeyError``, ``TypeError``) when its files do not parse or do not fit together."""
+
         def arr(name: str) -> np.ndarray:
             with _NPY_HEADER_LOCK:
                 return np.load(d / f"{name}.npy", mmap_mode="r")
@@ -255,6 +380,9 @@ class BankIndex:
         n = seq.shape[0]
         if any(len(cols[k]) != n for k in cols) or len(strings["links"]) != n:
             raise ValueError(f"{d}: columns of different lengths")
+        if n and (int(seq[0]) < int(strings["lo"]) or int(seq[-1]) > int(strings["hi"]) or np.any(np.diff(seq) <= 0)):
+            raise ValueError(f"{d}: sequence numbers outside its range")
+        _check_postings(d, n, arr)
         postings = Postings(
             dict(zip(vocab_list, range(len(vocab_list)))),
             np.asarray(arr("post_indptr")),
@@ -315,21 +443,29 @@ class BankIndex:
 
     # ------------------------------------------------------------------ writing
     @contextlib.contextmanager
-    def _locked(self):
+    def _locked(self, wait: bool = True):
+        """Hold the folder's write lock (yields True); with ``wait=False`` yields False at once
+        when another writer holds it."""
         self.dir.mkdir(exist_ok=True)
         with open(self.dir / "lock", "a+b") as fh:
-            fcntl.flock(fh, fcntl.LOCK_EX)
             try:
-                yield
+                fcntl.flock(fh, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                yield False
+                return
+            try:
+                yield True
             finally:
                 fcntl.flock(fh, fcntl.LOCK_UN)
 
     def append(self, rows: Rows, bank_id: str, erasures: int, covered_hi: int) -> bool:
         """Write ``rows`` as a new last segment, if the index ends at ``covered_hi`` (the rows
-        before them are the ones indexed), then merge (module docstring). Returns whether it was
-        written; an error writing it is kept in :attr:`error` (the bank is unaffected)."""
+        before them are the ones indexed), then merge (module docstring; a segment found damaged
+        is not merged: the next load drops it). Returns whether it was written; an error writing
+        it is kept in :attr:`error` (the bank is unaffected)."""
         if self.readonly:
             return False
+        written: list[str] = []
         try:
             with self._locked():
                 m = self._manifest()
@@ -347,15 +483,18 @@ class BankIndex:
                 if end != covered_hi:
                     return False  # another process indexed (or scrubbed) meanwhile: the next load reconciles
                 total = sum(int(s["n"]) for s in segs)
-                self._put_vectors(total, rows.vectors)
-                segs.append(self._write(rows))
+                segs.append(self._write(rows, self._put_vectors(total, rows.vectors)))
+                written.append(segs[-1]["dir"])
                 old: list[dict[str, Any]] = []
                 while len(segs) >= 2 and int(segs[-2]["n"]) <= int(segs[-1]["n"]):
-                    a, b = segs[-2], segs[-1]
-                    merged = self._write(merge_rows([self._read(self.dir / a["dir"]), self._read(self.dir / b["dir"])]))
+                    merged = self._merge(segs[-2], segs[-1], sum(int(s["n"]) for s in segs[:-2]))
+                    if merged is None:
+                        break
+                    old += segs[-2:]
                     segs[-2:] = [merged]
-                    old += [a, b]
+                    written.append(merged["dir"])
                 self._commit(bank_id, erasures, segs)
+                written.clear()
                 for s in old:
                     shutil.rmtree(self.dir / s["dir"], ignore_errors=True)
             self.error = None
@@ -363,12 +502,28 @@ class BankIndex:
         except OSError as e:
             self.error = f"{self.dir}: {e.strerror or e}"
             return False
+        finally:
+            for name in written:  # written but never committed: no manifest names them
+                _scrub(self.dir / name)
+
+    def _merge(self, a: dict[str, Any], b: dict[str, Any], start: int) -> dict[str, Any] | None:
+        """The segment of the rows of segments ``a`` and ``b`` (consecutive; ``a``'s vectors
+        from row ``start`` of ``vectors.f32``), written; ``None`` when either is damaged."""
+        try:
+            parts = [self._checked(a, start), self._checked(b, start + int(a["n"]))]
+        except (ValueError, KeyError, TypeError, IndexError):
+            return None
+        row = self.spec.dim * 4
+        return self._write(
+            merge_rows(parts), _digests(_pieces(self.dir / VECTORS, start * row, (parts[0].n + parts[1].n) * row))
+        )
 
     def drop_from(self, seq: int, bank_id: str, erasures: int) -> None:
         """After the erase that made the bank's erase count ``erasures``: scrub every segment
-        holding a row with sequence number ≥ ``seq`` and record the rest as valid for
-        ``erasures``. An index that was not valid just before this erase (of another bank, or
-        older than an erase it did not see) is scrubbed whole."""
+        holding a row with sequence number ≥ ``seq``, and every folder no manifest lists (a
+        crashed write's), and record the rest as valid for ``erasures``. An index that was not
+        valid just before this erase (of another bank, or older than an erase it did not see)
+        is scrubbed whole."""
         if self.readonly or not self.dir.exists():
             return
         with self._locked():
@@ -383,20 +538,57 @@ class BankIndex:
             self._zero_vectors(sum(int(s["n"]) for s in keep), int(m["spec"]["dim"]))
             for s in drop:
                 _scrub(self.dir / s["dir"])
+            self._scrub_orphans(keep, zero=True)
 
-    def _put_vectors(self, start: int, vectors: np.ndarray) -> None:
+    def tidy(self) -> None:
+        """Remove what a crashed write left (a writable open): every ``tmp-seg-*`` folder
+        (overwritten with zeros, then deleted: it may hold any fact's text), manifest drafts, and
+        the segment folders no manifest lists (deleted; their rows are in SQLite and, while a
+        reader maps them, stay readable to it). Skipped while another writer holds the folder."""
+        if self.readonly or not self.dir.is_dir():
+            return
+        with self._locked(wait=False) as got:
+            if got:
+                m = self._manifest()
+                self._scrub_orphans(None if m is None else m["segments"], zero=False)
+
+    def _scrub_orphans(self, listed: list[dict[str, Any]] | None, zero: bool) -> None:
+        """Scrub every ``tmp-seg-*`` folder and manifest draft; and every segment folder not in
+        ``listed`` (when given) — overwritten with zeros first when ``zero``, else deleted."""
+        for p in [*self.dir.glob("tmp-seg-*"), *self.dir.glob("manifest.*.tmp")]:
+            if p.is_dir():
+                _scrub(p)
+            else:
+                _zero_file(p)
+                with contextlib.suppress(FileNotFoundError):
+                    os.remove(p)
+        if listed is None:
+            return
+        names = {str(s["dir"]) for s in listed}
+        for p in self.dir.glob("seg-*"):
+            if p.name in names:
+                continue
+            if zero:
+                _scrub(p)
+            else:
+                shutil.rmtree(p, ignore_errors=True)
+
+    def _put_vectors(self, start: int, vectors: np.ndarray) -> list[str]:
         """Write ``vectors`` as rows ``start …`` of ``vectors.f32`` (after the indexed rows;
-        whatever a crashed write left there is overwritten, never truncated: readers map it)."""
+        whatever a crashed write left there is overwritten, never truncated: readers map it).
+        Returns the :func:`vector_digests` of the bytes written."""
         v = np.ascontiguousarray(vectors, dtype="<f4")
         if v.shape[1:] != (self.spec.dim,):
             raise ValueError(f"vectors of shape {v.shape}, expected (n, {self.spec.dim})")
         path = self.dir / VECTORS
+        data = v.tobytes()
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
-            os.pwrite(fd, v.tobytes(), start * self.spec.dim * 4)
+            os.pwrite(fd, data, start * self.spec.dim * 4)
             os.fsync(fd)
         finally:
             os.close(fd)
+        return vector_digests(data)
 
     def _zero_vectors(self, start: int, dim: int) -> None:
         """Overwrite rows ``start …`` (of ``dim`` floats) of ``vectors.f32``, to its end, with zeros, synced."""
@@ -440,44 +632,39 @@ class BankIndex:
         with contextlib.suppress(FileNotFoundError):
             os.remove(self.dir / "manifest.json")
 
-    def _write(self, rows: Rows) -> dict[str, Any]:
+    def _write(self, rows: Rows, vectors: list[str]) -> dict[str, Any]:
+        """Write ``rows`` as a segment folder; returns its manifest entry, with the :func:`digest`
+        of each file and ``vectors``, those of its rows of ``vectors.f32`` (:func:`vector_digests`)."""
         name = f"seg-{rows.lo:012d}-{rows.hi:012d}-{secrets.token_hex(4)}"
         tmp = self.dir / f"tmp-{name}"
         tmp.mkdir()
+        sums: dict[str, str] = {}
         try:
 
-            def put(key: str, a: np.ndarray) -> None:
-                np.save(tmp / f"{key}.npy", np.ascontiguousarray(a), allow_pickle=False)
+            def put(file: str, data: bytes) -> None:
+                (tmp / file).write_bytes(data)
+                sums[file] = digest(data)
 
-            put("seq", rows.seq)
-            for k in NUMERIC_COLUMNS:
-                put(k, rows.cols[k])
-            put("recorded", rows.recorded)
-            for k in LIFE_COLUMNS:
-                put(f"life_{k}", rows.life[k])
-            p = rows.postings
-            put("post_indptr", p.indptr)
-            put("post_rows", p.rows)
-            put("post_tf", p.tf)
-            put("post_length", p.length)
+            for key, a in _arrays(rows).items():
+                buf = io.BytesIO()
+                np.save(buf, np.ascontiguousarray(a), allow_pickle=False)
+                put(f"{key}.npy", buf.getvalue())
             strings: dict[str, Any] = {k: list(rows.cols[k].tolist()) for k in STRING_COLUMNS}
             strings |= {"links": list(rows.links), "lo": rows.lo, "hi": rows.hi, "values": {}}
             for k in CODED_COLUMNS:
-                values, codes = encode(rows.cols[k])
-                strings["values"][k] = values
-                put(f"code_{k}", codes)
-            (tmp / "strings.json").write_bytes(json.dumps(strings, ensure_ascii=False).encode("utf-8"))
-            vocab = sorted(p.vocab, key=p.vocab.__getitem__)
-            (tmp / "vocab.json").write_bytes(_json_list(vocab))
-            (tmp / "raw.json").write_bytes(rows.raw_json())
+                strings["values"][k] = encode(rows.cols[k])[0]
+            put("strings.json", json.dumps(strings, ensure_ascii=False).encode("utf-8"))
+            p = rows.postings
+            put("vocab.json", _json_list(sorted(p.vocab, key=p.vocab.__getitem__)))
+            put("raw.json", rows.raw_json())
             for f in tmp.iterdir():
                 with open(f, "rb") as fh:
                     os.fsync(fh.fileno())
             os.rename(tmp, self.dir / name)
         except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
+            _scrub(tmp)
             raise
-        return {"dir": name, "lo": rows.lo, "hi": rows.hi, "n": rows.n}
+        return {"dir": name, "lo": rows.lo, "hi": rows.hi, "n": rows.n, "files": sums, "vectors": vectors}
 
     def scrub(self) -> None:
         """Overwrite and delete the whole index (it is rebuilt from SQLite when next needed)."""
@@ -485,6 +672,63 @@ class BankIndex:
             return
         with self._locked():
             self._scrub_all(self._manifest())
+
+
+def _arrays(rows: Rows) -> dict[str, np.ndarray]:
+    """The arrays a segment of ``rows`` holds (:data:`SEGMENT_ARRAYS`), by name."""
+    p = rows.postings
+    out = {"seq": rows.seq, **{k: rows.cols[k] for k in NUMERIC_COLUMNS}, "recorded": rows.recorded}
+    out |= {f"life_{k}": rows.life[k] for k in LIFE_COLUMNS}
+    out |= {"post_indptr": p.indptr, "post_rows": p.rows, "post_tf": p.tf, "post_length": p.length}
+    out |= {f"code_{k}": encode(rows.cols[k])[1] for k in CODED_COLUMNS}
+    return out
+
+
+def _pieces(path: Path, offset: int, length: int) -> list[tuple[Path, int, int | None]]:
+    """The :data:`VECTOR_PIECE` pieces of ``length`` bytes of ``path`` from ``offset``, as
+    (path, offset, length) jobs of :func:`_digests`."""
+    return [(path, offset + i, min(VECTOR_PIECE, length - i)) for i in range(0, length, VECTOR_PIECE)]
+
+
+def _digest_of(path: Path, offset: int, length: int | None) -> str:
+    """The :func:`digest` of ``length`` bytes of the file ``path`` from ``offset`` (``None``: the
+    whole file); ``ValueError`` when the file ends before."""
+    h = hashlib.blake2b(digest_size=16)
+    with open(path, "rb") as fh:
+        if length is None:
+            h.update(fh.read())
+            return h.hexdigest()
+        fh.seek(offset)
+        data = fh.read(length)
+    if len(data) != length:
+        raise ValueError(f"{path}: ends before byte {offset + length}")
+    h.update(data)
+    return h.hexdigest()
+
+
+def _digests(jobs: list[tuple[Path, int, int | None]]) -> list[str]:
+    """:func:`_digest_of` of every job, in a few threads (hashing releases the GIL)."""
+    if len(jobs) <= 1:
+        return [_digest_of(*j) for j in jobs]
+    with concurrent.futures.ThreadPoolExecutor(min(8, os.cpu_count() or 1), "frcore-verify") as pool:
+        return list(pool.map(lambda j: _digest_of(*j), jobs))
+
+
+def _check_postings(d: Path, n: int, arr: Callable[[str], np.ndarray]) -> None:
+    """``ValueError`` unless a segment's postings are of its ``n`` rows: ``post_indptr`` rising from
+    0 to the number of postings, every posting's row in [0, n), one length per row."""
+    indptr, rows, tf = arr("post_indptr"), arr("post_rows"), arr("post_tf")
+    if (
+        indptr.ndim != 1
+        or indptr.size == 0
+        or int(indptr[0]) != 0
+        or int(indptr[-1]) != rows.size
+        or rows.size != tf.size
+        or bool(np.any(np.diff(indptr) < 0))
+        or (rows.size and (int(rows.min()) < 0 or int(rows.max()) >= n))
+        or arr("post_length").shape != (n,)
+    ):
+        raise ValueError(f"{d}: postings not of its {n} rows")
 
 
 def _scrub(d: Path) -> None:

@@ -273,9 +273,14 @@ class _Loading(_Handle):
 
     def use_index(self, spec: IndexSpec | None) -> None:
         """Keep (and read) the bank's index beside its file for ``spec`` (:mod:`frcore.bank.storage._index`;
-        ``None``: none). A scratch (``:memory:``) store has none."""
+        ``None``: none). A scratch (``:memory:``) store has none. A writable store first removes
+        what a crashed write left in the folder (:meth:`~frcore.bank.storage._index.BankIndex.tidy`)."""
+        index = None if spec is None or self.path == ":memory:" else BankIndex(self.path, spec, self.readonly)
+        if index is not None and not self.readonly:
+            with contextlib.suppress(OSError):
+                index.tidy()
         with self._lock:
-            self._index = None if spec is None or self.path == ":memory:" else BankIndex(self.path, spec, self.readonly)
+            self._index = index
             self._load_cache = None
             self._recent.clear()
             self._snap_cache.clear()

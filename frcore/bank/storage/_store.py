@@ -48,8 +48,10 @@ Erasure: one transaction deletes the row, its vectors, its transitions and link 
 the links of the rows that named it, strips the id from transition and audit reasons, and writes
 the audit row; ``secure_delete=ON`` zeroes every freed cell and page. The WAL is then
 checkpointed and truncated (:meth:`Store.purge`), so no erased byte remains in the database,
-``-wal`` or ``-shm`` file. The cost does not grow with the bank (no VACUUM; new banks use
-``auto_vacuum=INCREMENTAL`` and release the freed pages). A checkpoint blocked by readers leaves
+``-wal`` or ``-shm`` file. The deletion's cost does not grow with the bank (no VACUUM; new banks
+use ``auto_vacuum=INCREMENTAL`` and release the freed pages); the check that follows does: every
+file the bank owns (its index folder included) is scanned for the erased id, text and reasons,
+and ``purged`` is reported True only when none is found. A checkpoint blocked by readers leaves
 the purge **pending** (recorded in ``meta``): the erase is committed and says so; the purge is
 finished by :meth:`Store.purge` (``fr bank purge``) or by the next write.
 
@@ -99,12 +101,14 @@ from ._common import (
     _Retry,
     _row_to_record,
     _scrub,
+    erased_bytes_remaining,
+    held_elsewhere,
     id_hash,
     iso_text,
     shown_user,
     storage_error,
 )
-from ._index import BankIndex
+from ._index import FORMAT_WORDS, BankIndex
 from ._loading import (
     _Loading,
 )
@@ -510,10 +514,13 @@ class Store(_Loading):
         The audit record keeps a salted hash of the id (:func:`id_hash`), never the id or text.
 
         Then the WAL is checkpointed and truncated (:meth:`purge`, waiting up to ``wait`` s for
-        readers). Returns the audit record plus ``purged``: True when no erased byte remains in
-        the database, ``-wal`` and ``-shm`` files; False when readers blocked the checkpoint —
-        the erase is committed, the purge pending (``note`` says so) until :meth:`purge` or the
-        next write finishes it.
+        readers), the index folder's files that held the fact are scrubbed, and every file the
+        bank owns is scanned for the fact's id, text and retraction reasons. Returns the audit
+        record plus ``purged``: True when the scan found none of them (except where another
+        fact still holds the same string) in the database, ``-wal``, ``-shm`` or index files;
+        False when readers blocked the checkpoint — the erase is committed, the purge pending
+        (``note`` says so) until :meth:`purge` or the next write finishes it — or when a file
+        still holds one (``remaining`` names them; ``note`` says so in one line).
         """
         _check_text_arg(edge_id, "edge_id", "erase")
         _check_text_arg(reason, "reason", "erase")
@@ -531,6 +538,9 @@ class Store(_Loading):
                     (edge_id, edge_id),
                 )
             ]
+            # what the files must no longer hold once it is erased: its id, text and reasons
+            erased = [edge_id, conn.execute("SELECT text FROM edges WHERE id=?", (edge_id,)).fetchone()[0]]
+            erased += [r[0] for r in conn.execute("SELECT reason FROM transitions WHERE edge_id=?", (edge_id,)) if r[0]]
             conn.execute("INSERT INTO erase_guard VALUES (?)", (edge_id,))
             self._remove_mentions(conn, edge_id)
             conn.execute("DELETE FROM edges WHERE id=?", (edge_id,))
@@ -562,7 +572,27 @@ class Store(_Loading):
             purge = {"purged": False, "note": f"erased; purge pending ({e})"}
         if index_note is not None:
             purge = {"purged": False, "note": f"{purge['note']}; {index_note}"}
-        return out | purge
+        return out | self._verified_purge(purge, erased)
+
+    def _verified_purge(self, purge: dict[str, Any], erased: list[str]) -> dict[str, Any]:
+        """``purge`` (:meth:`purge`'s report) checked against the files: every file the bank owns
+        (:func:`frcore.bank.storage._common.bank_files`) is scanned for the erased strings;
+        ``remaining`` names those that still hold one, and ``purged`` is True only when none does."""
+        with self._lock:
+            conn = self.conn
+            remaining = erased_bytes_remaining(
+                self.path, erased, lambda s: s.lower() in FORMAT_WORDS or held_elsewhere(conn, s)
+            )
+        if not remaining:
+            if purge["purged"]:
+                note = "purged: no byte of the erased fact remains in the bank, its -wal, -shm or index files (scanned)"
+                return {"purged": True, "note": note, "remaining": []}
+            return purge | {"remaining": []}
+        shown = ", ".join(remaining[:3]) + (f" and {len(remaining) - 3} more" if len(remaining) > 3 else "")
+        note = f"{purge['note']}; not purged: the erased fact's bytes remain in {shown}"
+        if purge["purged"]:
+            note = f"erased; not purged: the erased fact's bytes remain in {shown}"
+        return {"purged": False, "note": note, "remaining": remaining}
 
     def _erase_from_index(self, seq: int) -> str | None:
         """After an erase committed: scrub the index segments from row ``seq`` on
