@@ -309,7 +309,7 @@ def test_erase_removes_the_turn_and_reports_the_purge(served):
     assert turn_id in _ids(_ok(served, "recall_turn"))
     got = _ok(served, "erase")
     assert got["edge_id"] == turn_id and got["purged"] is True and re.fullmatch(r"[0-9a-f]{64}", got["id_hash"])
-    assert got["reason"] == "asked to forget" and got["note"]
+    assert got["reason"] == "asked to forget" and got["note"] and got["remaining"] == []
     assert turn_id not in _ids(_ok(served, "recall_turn_after_erase"))
 
 

@@ -457,8 +457,10 @@ class Bank:
 
     def erase(self, edge_id: str, reason: str | None = None, *, wait: float | None = None) -> dict:
         """Physically remove an edge (text, vector, the id everywhere); an audit record with a
-        salted hash of the id remains. Returns it with ``purged`` / ``note``: whether the WAL
-        purge finished (readers may leave it pending: :meth:`purge` finishes it)."""
+        salted hash of the id remains. Returns it with ``purged`` / ``remaining`` / ``note``:
+        ``purged`` when the WAL purge finished (readers may leave it pending: :meth:`purge`
+        finishes it) and a scan of every file of the bank found none of the erased bytes, else
+        the files where some remain (:meth:`frcore.bank.storage.Store.erase`)."""
         out = (
             self.store.erase(edge_id, reason=reason, user=self.user)
             if wait is None

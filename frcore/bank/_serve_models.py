@@ -140,7 +140,11 @@ class Erased(BaseModel):
     id_hash: str | None = Field(None, description="salted SHA-256 of the id kept in the audit record")
     erased_at: str
     reason: str | None = None
-    purged: bool = Field(description="true when no erased byte remains in the database files")
+    purged: bool = Field(
+        description="true when the purge finished and a scan of every file of the bank (the database, its -wal and "
+        "-shm, the index folder) found none of the erased fact's bytes (id, text, reasons)"
+    )
+    remaining: list[str] = Field(default_factory=list, description="the files where erased bytes were found")
     note: str
 
 

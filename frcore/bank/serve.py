@@ -245,6 +245,7 @@ class Memory:
             "erased_at": str(rec.get("erased_at")),
             "reason": rec.get("reason"),
             "purged": bool(rec.get("purged")),
+            "remaining": [str(f) for f in rec.get("remaining", ())],
             "note": str(rec.get("note", "")),
         }
 
