@@ -132,3 +132,23 @@ def test_vectors_must_match_the_batch(tmp_path):
         store.add_facts(_facts(3), vectors=("m", np.ones((2, 4), np.float32)))
     assert store.count() == 0  # nothing written
     store.close()
+
+
+def test_no_bank_module_over_800_lines_nor_function_over_100():
+    """The size rule of the layers (docs/architecture.md): every module of frcore/bank at most
+    800 lines, every function at most 100 (rule data files are not modules)."""
+    import ast
+    from pathlib import Path
+
+    import frcore.bank
+
+    root = Path(frcore.bank.__file__).parent
+    long_files, long_functions = [], []
+    for path in sorted(root.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        if text.count("\n") > 800:
+            long_files.append(str(path.relative_to(root)))
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno - node.lineno >= 100:
+                long_functions.append(f"{path.relative_to(root)}:{node.name}")
+    assert long_files == [] and long_functions == []

@@ -1,9 +1,9 @@
 """``fr bank add`` reads bounded input and says what it accepts with a warning (issue 31).
 
 - Input: a facts file or standard input of more than ``--max-bytes`` (default
-  :data:`frcore.bank.cli.MAX_INPUT_BYTES`, 256 MiB) is refused with one line before anything past
+  :data:`frcore.bank._facts_file.MAX_INPUT_BYTES`, 256 MiB) is refused with one line before anything past
   the limit is read (``fr bank add BANK /dev/zero`` exits 2 within 10 s); JSON nests at most
-  :data:`frcore.bank.cli.MAX_JSON_DEPTH` levels. Every refusal: exit status 2, one line naming
+  :data:`frcore.bank._facts_file.MAX_JSON_DEPTH` levels. Every refusal: exit status 2, one line naming
   the file, no traceback, the bank's export unchanged.
 - Warnings: an ``event_time`` before ``said_at`` and a cycle of ``supersedes`` links in a batch
   are accepted and reported (``Added.warnings``, stderr, ``--json``), one line each naming the
@@ -28,7 +28,7 @@ from test_bank_errors import PERMISSIONS, _drive
 from frcore import cli
 from frcore._types import State
 from frcore.bank import Bank
-from frcore.bank.cli import MAX_INPUT_BYTES, MAX_JSON_DEPTH
+from frcore.bank._facts_file import MAX_INPUT_BYTES, MAX_JSON_DEPTH
 from frcore.bank.storage._store import Store
 
 HASH = ("hash-256", 256)

@@ -142,12 +142,12 @@ def test_a_reads_default_time_is_to_the_second(tmp_path, monkeypatch):
     """The rule of frcore._time.now: a read's default ``at`` (here Bank.query's) is now to the
     whole second; a write's recorded_at keeps the microseconds."""
     import frcore.bank._bank as bank_mod
-    import frcore.bank.storage._store as store_mod
+    import frcore.bank.storage._batch as batch_mod
     from frcore.bank import Bank
 
     fixed = dt.datetime(2025, 6, 1, 12, 0, 0, 123456)
     monkeypatch.setattr(bank_mod, "now", lambda: fixed)
-    monkeypatch.setattr(store_mod, "now", lambda: fixed)
+    monkeypatch.setattr(batch_mod, "now", lambda: fixed)  # a batch's recorded_at
     fact = {
         "id": "f1",
         "text": "the user lives in Lyon",

@@ -14,8 +14,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
 from .._types import INTENT_NAMES
-from .records import FACT_FIELDS
-from .serve import TURN_FIELDS
+from .records import FACT_FIELDS, TURN_FIELDS
 
 Time = str | None
 

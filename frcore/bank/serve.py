@@ -31,7 +31,7 @@ from typing import Annotated, Any, cast
 
 from .._params_io import add_params_arguments, params_from_args
 from .._time import now, parse_time_arg
-from .records import MAX_TEXT_CHARS as FACT_TEXT_CHARS
+from .records import MAX_TEXT_CHARS as FACT_TEXT_CHARS, TURN_FIELDS
 
 #: URI of the stats resource
 STATS_URI = "frbank://stats"
@@ -46,14 +46,6 @@ MAX_TEXT_CHARS = FACT_TEXT_CHARS
 MAX_BATCH = 1_000
 #: the deepest nesting of a call's arguments (a fact's link list is 5 deep: arguments, facts, fact, links, list)
 MAX_DEPTH = 8
-#: the keys of a ``remember`` turn, with their descriptions (the Turn schema's): another key is refused
-TURN_FIELDS: Mapping[str, str] = {
-    "text": "the message",
-    "speaker": "who said it (default user)",
-    "at": "when it was said (default now)",
-    "id": "edge id (default: derived from at, speaker and text)",
-    "session": "conversation session number",
-}
 
 INSTRUCTIONS = (
     "FR-Bank is a lifecycle-aware long-term memory. Store what the user tells you with `remember` "

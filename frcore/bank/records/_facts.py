@@ -101,6 +101,16 @@ FACT_FIELDS: Mapping[str, FactField] = {
     "role": FactField("ignored", "ground truth for analysis only, never given to a system", suite=True, mcp=False),
     "source": FactField("ignored", "provenance (free text)", suite=True, mcp=False),
 }
+#: The keys of a raw turn as MCP ``remember`` takes it (:mod:`frcore.bank.serve`; the bank stores it as
+#: a fact of kind ``turn``), with their descriptions (the Turn schema's): another key is refused
+TURN_FIELDS: Mapping[str, str] = {
+    "text": "the message",
+    "speaker": "who said it (default user)",
+    "at": "when it was said (default now)",
+    "id": "edge id (default: derived from at, speaker and text)",
+    "session": "conversation session number",
+}
+
 #: The keys :func:`parse_fact` requires of an edge of each kind, in the order it checks them.
 REQUIRED_KEYS: dict[str, tuple[str, ...]] = {
     kind: tuple(

@@ -3,6 +3,7 @@
 What the rest of FR-Bank uses of this layer is imported from here; its modules are its own.
 """
 
+from ._batch import Batch as Batch, parse_batch as parse_batch
 from ._common import (
     StoreError as StoreError,
     iso_text as iso_text,
@@ -12,7 +13,7 @@ from ._index import (
     IndexSpec as IndexSpec,
 )
 from ._loading import ReadView as ReadView
-from ._store import Batch as Batch, Store as Store, parse_batch as parse_batch
+from ._store import Store as Store
 from ._synthetic import synthetic_facts as synthetic_facts
 
 __all__ = [

@@ -63,7 +63,7 @@ class Added(list):
     field whose text fired: ``text``, ``id``, ``slot`` or ``speaker``), ``rule`` (the detector's
     rule, :func:`frcore.bank.instruction_rule`) and ``slot`` (the slot it would update, or None),
     and ``warnings``: one line per thing the batch was accepted with but is told about, naming
-    the fact and the field (:func:`frcore.bank.storage._store.batch_warnings`)."""
+    the fact and the field (:func:`frcore.bank.storage._batch.batch_warnings`)."""
 
     def __init__(
         self,
