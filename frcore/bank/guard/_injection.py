@@ -16,9 +16,12 @@ Detection runs in three steps.
    (``CONFUSABLES``, a small explicit table), rejoins letter-spaced words (``i g n o r e``,
    ``i.g.n.o.r.e``), drops punctuation inside words (``ins*truc|tions``) and markdown emphasis;
    ``leet`` views additionally fold leetspeak (``1gn0r3`` → ``ignore``), for matching only.
-   Hidden payloads are decoded and checked as their own text: invisible Unicode *tag* characters
-   (ASCII smuggling; any such text is itself flagged, ``hidden-text``), base64-looking runs, and
-   ROT13 when the text mentions ROT13.
+   Identifiers are split into words (``ignore_all_previous_instructions``, ``ignore-all-…``,
+   ``ignoreAllPrevious…`` → ``ignore all previous …``: the ``words`` view), so a slot or an id is
+   read as the words it joins. Hidden payloads are decoded and checked as their own text:
+   invisible Unicode *tag* characters (ASCII smuggling; any such text is itself flagged,
+   ``hidden-text``), base64-looking runs, ROT13, percent-encoding and HTML character references,
+   each only when its result reads as text (:mod:`._normalise` states the rule).
 2. **Rules** (the data file ``rules.json`` beside this module, read by :mod:`._rules`; compiled
    by :func:`rules`), each a regular expression over a view, grouped by family: instruction
    override, output hijack, addressing the assistant, role / system-prompt spoofing, chat-template
@@ -55,7 +58,8 @@ The rules were written against the ``tune`` part of the labelled set in
 ``tests/data/injection/set.jsonl``, the development split's texts (as benign) and our own
 paraphrases, never against heldout items; ``python -m experiments.injection_eval`` measures them on
 the ``heldout`` part (its aggregate numbers were seen twice while designing: 77.3% recall, then a
-round of generalisation on our own paraphrases, then 89.1%).
+round of generalisation on our own paraphrases, then 89.1%; a third time, unchanged, after the
+identifier and decoding views were added, designed on ``tune`` and their rule written first).
 """
 
 from __future__ import annotations
@@ -66,7 +70,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ._gates import GateIndex, prefixes
-from ._normalise import hidden_tag_text, strip_marks, views
+from ._normalise import _views, hidden_tag_text, strip_marks, views
 from ._rules import COMBINATIONS, FRAGMENTS, GATES, RULE_SOURCES, SIGNAL_GATES, SIGNAL_SOURCES
 
 
@@ -186,6 +190,14 @@ def _combined(view: str, view_prefixes: frozenset[str] | None = None) -> Detecti
 
 
 _HIDDEN_TEXT_MIN = 4
+#: Where a decoded view's text was hidden, as :attr:`Detection.label` says it.
+_HIDING_PLACES = {
+    "hidden": "in invisible characters",
+    "base64": "in base64",
+    "rot13": "in ROT13",
+    "percent": "in percent-encoding",
+    "html": "in HTML entities",
+}
 
 
 @dataclass(frozen=True)
@@ -194,13 +206,15 @@ class Detection:
 
     rule: str  #: the rule's name (``rules.json``)
     family: str  #: override, role, template, poison, exfil, persona, tool, multilingual, hidden
-    view: str  #: the view it matched in (:func:`views`): text, folded, leet, leet-l, hidden, base64, rot13
+    #: the view it matched in (:func:`views`): text, folded, leet, leet-l, words, hidden, base64, rot13,
+    #: percent, html
+    view: str
     match: str  #: the matched span of that view
 
     @property
     def label(self) -> str:
         """The rule as shown to users: its name, and where the text hid it."""
-        where = {"hidden": "in invisible characters", "base64": "in base64", "rot13": "in ROT13"}.get(self.view)
+        where = _HIDING_PLACES.get(self.view)
         return f"{self.rule} ({where})" if where and self.rule != "hidden-text" else self.rule
 
 
@@ -244,6 +258,12 @@ def _match(all_views: list[tuple[str, str]], gated: bool) -> Detection | None:
         if d is not None:
             return dataclasses.replace(d, view=view_name)
     return None
+
+
+def clear_caches() -> None:
+    """Empty the caches of verdicts and views (:func:`detect`), so that a timing sees every text anew."""
+    _detect.cache_clear()
+    _views.cache_clear()
 
 
 def instruction_rule(text: str) -> str | None:

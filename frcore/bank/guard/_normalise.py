@@ -3,8 +3,22 @@
 :func:`normalise` gives a text's canonical matching form; :func:`views` every form the rules see —
 ``text`` (NFKC, invisible characters and combining marks removed, case folded, whitespace
 collapsed), ``folded`` (also look-alike letters mapped to Latin, letter-spacing rejoined, in-word
-punctuation and markdown emphasis removed), ``leet`` / ``leet-l`` (leetspeak folded), and the
-views of hidden payloads (``hidden`` tag characters, ``base64``, ``rot13``).
+punctuation and markdown emphasis removed), ``leet`` / ``leet-l`` (leetspeak folded), the
+``words`` view (each identifier split into words, as a line of its own: ``ignore_all-previousInstructions``
+→ ``ignore all previous Instructions``, :func:`split_identifiers`), and the views of hidden payloads (``hidden``
+tag characters, ``base64``, ``rot13``, ``percent``, ``html``), each decoded and normalised as its
+own text, a payload inside a payload too.
+
+**A decoding is taken only when its result reads as text** (:func:`reads_as_text`): at least 95%
+of its characters printable (newline and tab count), no replacement character U+FFFD, and at least
+two words of two or more letters. ROT13 maps letters to letters, so its result always passes that;
+it is taken when the text names it ("rot13", "caesar", "rotate by 13") or when its letters read as
+ROT13 (:func:`reads_as_rot13`): t o i s d l are frequent and g b v f q y rare in English and in the
+other Latin-script languages, ROT13 maps each of these sets onto the other, so a text with at
+least 6 of these letters and more of g b v f q y than of t o i s d l decodes to text that has
+more of the frequent ones. Base64 runs (16 or more characters), percent-encoded tokens (``%XX``,
+``+`` for a space, strict UTF-8) and HTML character references (``&#73;``, ``&#x49;``, ``&lt;``)
+are decoded where the text holds them.
 """
 
 from __future__ import annotations
@@ -12,8 +26,10 @@ from __future__ import annotations
 import base64
 import binascii
 import codecs
+import html
 import re
 import unicodedata
+import urllib.parse
 from functools import lru_cache
 
 #: Cyrillic, Greek and a few other letters that look like Latin ones → the Latin letter. Applied
@@ -76,6 +92,28 @@ _BASE64_RUN = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{16,}={0,2}(?![A-
 _MAX_DEPTH = 2
 #: A text that mentions ROT13: its ROT13 decoding is a payload view.
 _ROT13_MENTION = re.compile(r"\brot[\s-]?13\b|\bcaesar\b|\brotate (?:each letter |every letter |it )?by 13\b")
+#: Letters frequent in English and the other Latin-script languages, and their ROT13 images, rare
+#: there (:func:`reads_as_rot13`).
+_FREQUENT_LETTERS, _ROT13_OF_FREQUENT = "toisdl", "gbvfqy"
+#: How many of those letters a text needs before its letters can be judged to read as ROT13.
+_ROT13_MIN_LETTERS = 6
+#: A join inside an identifier: ``_`` or ``-`` between two letters or digits.
+_IDENT_JOIN = re.compile(r"(?<=[^\W_])[_-]+(?=[^\W_])")
+#: A camelCase boundary: a lower-case letter before a capital, or a capital before a capital and a
+#: lower-case letter (``HTMLParser`` → ``HTML Parser``).
+_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_LOWER_UPPER = re.compile(r"[a-z][A-Z]")
+#: A cheap necessary condition for a join (:data:`_IDENT_JOIN`), checked before looking for identifiers.
+_JOIN_HINT = re.compile(r"[_-]+[^\W_]")
+#: An identifier: a whole run of letters, digits, ``_`` and ``-`` that has a join (:data:`_IDENT_JOIN`)
+#: or a lower-case letter before a capital (tried at the start of each run only: linear time).
+_IDENTIFIER = re.compile(r"(?<![\w-])(?=[\w-]*?(?:[^\W_][_-]+[^\W_]|[a-z][A-Z]))[\w-]+")
+#: A word for :func:`reads_as_text`: two or more letters.
+_WORD = re.compile(r"[^\W\d_]{2,}")
+_PERCENT_TOKEN = re.compile(r"\S*%[0-9A-Fa-f]{2}\S*")
+_HTML_REFERENCE = re.compile(r"&(?:#[0-9]{1,7};?|#[xX][0-9A-Fa-f]{1,6};?|[A-Za-z][A-Za-z0-9]{1,31};)")
+#: A share of printable characters below which a decoding does not read as text.
+_PRINTABLE_MIN = 0.95
 
 
 def _is_invisible(ch: str) -> bool:
@@ -193,8 +231,39 @@ def _normalise_visible(visible: str, fold: bool) -> str:
     return _collapse(folded)
 
 
+def split_identifiers(text: str) -> str:
+    """The identifiers of ``text`` split into words, one identifier a line (``""`` when it has
+    none). An identifier is a run of letters, digits, ``_`` and ``-`` with ``_`` or ``-`` between two
+    letters or digits, or a camelCase boundary (:data:`_CAMEL`); the joins become spaces and each
+    boundary gets one: ``ignore_all-previousInstructions`` → ``ignore all previous Instructions``."""
+    if not _JOIN_HINT.search(text) and not _LOWER_UPPER.search(text):
+        return ""
+    return "\n".join(_CAMEL.sub(" ", _IDENT_JOIN.sub(" ", run)) for run in _IDENTIFIER.findall(text))
+
+
+def reads_as_text(decoded: str) -> bool:
+    """True when a decoding's result reads as text: at least 95% of its characters printable
+    (newline and tab count), no U+FFFD, and at least two words of two or more letters."""
+    if not decoded or "\ufffd" in decoded:
+        return False
+    printable = sum(ch.isprintable() or ch in "\n\t" for ch in decoded)
+    if printable < _PRINTABLE_MIN * len(decoded):
+        return False
+    words = _WORD.finditer(decoded)
+    return next(words, None) is not None and next(words, None) is not None
+
+
+def reads_as_rot13(text: str) -> bool:
+    """True when ``text``'s letters read as ROT13: at least 6 of t o i s d l g b v f q y (case
+    folded), more of g b v f q y (the ROT13 images of the frequent t o i s d l) than of t o i s d l."""
+    low = text.lower()
+    frequent = sum(map(low.count, _FREQUENT_LETTERS))
+    rotated = sum(map(low.count, _ROT13_OF_FREQUENT))
+    return frequent + rotated >= _ROT13_MIN_LETTERS and rotated > frequent
+
+
 def _decode_base64(run: str) -> str | None:
-    """A base64 run's text when it decodes to mostly printable UTF-8 with at least one space."""
+    """A base64 run's text when it decodes to UTF-8 that reads as text (:func:`reads_as_text`)."""
     padded = run + "=" * (-len(run) % 4)
     for decoder in (base64.b64decode, base64.urlsafe_b64decode):
         try:
@@ -202,16 +271,37 @@ def _decode_base64(run: str) -> str | None:
             text = raw.decode("utf-8")
         except (binascii.Error, ValueError):
             continue
-        printable = sum(ch.isprintable() or ch in "\n\t" for ch in text)
-        if text and " " in text and printable >= 0.95 * len(text):
+        if reads_as_text(text):
             return text
     return None
 
 
+def _unquote_token(m: re.Match[str]) -> str:
+    try:
+        return urllib.parse.unquote_plus(m.group(0), errors="strict")
+    except UnicodeDecodeError:
+        return m.group(0)
+
+
+def _decode_percent(text: str) -> str | None:
+    """``text`` with each percent-encoded token decoded (``%XX`` escapes as strict UTF-8, ``+`` as a
+    space; a token that is not valid UTF-8 is kept), when that changes it and reads as text."""
+    decoded = _PERCENT_TOKEN.sub(_unquote_token, text)
+    return decoded if decoded != text and reads_as_text(decoded) else None
+
+
+def _decode_html(text: str) -> str | None:
+    """``text`` with its HTML character references decoded, when that reads as text."""
+    decoded = html.unescape(text)
+    return decoded if decoded != text and reads_as_text(decoded) else None
+
+
 def views(text: str) -> list[tuple[str, str]]:
     """The (name, text) views the rules are matched against, in order, without repeats: ``text``,
-    ``folded``, ``leet`` (1 → i) and ``leet-l`` (1 → l), then, for hidden payloads, the views of
-    the payload named ``hidden``, ``base64`` or ``rot13``."""
+    ``folded``, ``leet`` (1 → i) and ``leet-l`` (1 → l), then the views of the identifiers split
+    into words (named ``words``, or by the decoding they hold) and those of the hidden payloads,
+    named ``hidden``, ``base64``, ``rot13``, ``percent`` or ``html`` (the module docstring says
+    when a decoding is taken)."""
     return list(_views(text, 0))
 
 
@@ -235,15 +325,25 @@ def _views(text: str, depth: int) -> tuple[tuple[str, str], ...]:
         add("leet-l", _leet(folded, "l"))
     if depth < _MAX_DEPTH:
         payloads: list[tuple[str, str]] = []
+        if words := split_identifiers(visible):
+            payloads.append(("words", words))
         if hidden.strip():
             payloads.append(("hidden", hidden))
         for run in _BASE64_RUN.findall(visible):
             decoded = _decode_base64(run)
             if decoded:
                 payloads.append(("base64", decoded))
-        if ("rot" in plain or "caesar" in plain) and _ROT13_MENTION.search(plain):
+        if (("rot" in plain or "caesar" in plain) and _ROT13_MENTION.search(plain)) or reads_as_rot13(plain):
             payloads.append(("rot13", codecs.encode(visible, "rot13")))
+        if "%" in visible and (decoded := _decode_percent(visible)):
+            payloads.append(("percent", decoded))
+        if "&" in visible and _HTML_REFERENCE.search(visible) and (decoded := _decode_html(visible)):
+            payloads.append(("html", decoded))
         for kind, payload in payloads:
-            for _, view in _views(payload, depth + 1):
-                add(kind, view)
+            for sub, view in _views(payload, depth + 1):
+                add(sub if kind == "words" and sub in _DECODINGS else kind, view)
     return tuple(out)
+
+
+#: The names of the decoded views (a split identifier's decoded views keep these names).
+_DECODINGS = frozenset({"hidden", "base64", "rot13", "percent", "html"})
