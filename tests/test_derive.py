@@ -466,3 +466,21 @@ def test_keep_rule_admits_an_expired_raw_turn_except_under_upcoming():
     assert bank.query(q, at=at, intent="current", config=PipelineConfig()).ids == []
     assert bank.query(q, at=at, intent="upcoming", config=PipelineConfig(turn_expiry="keep")).ids == []
     bank.close()
+
+
+def test_fr_serve_derive_shows_derived_states_and_evidence_to_an_agent():
+    """fr serve --derive: remembered raw turns take lifecycle states an agent sees in recall, and
+    explain gives the rule and evidence of each derived link."""
+    from frcore.bank.serve import Memory
+
+    memory = Memory(Bank.open(":memory:", embedder="hash", derive=True), ":memory:")
+    memory.remember(turns=[{"text": "I've tried three different Korean restaurants.", "at": "2023-08-11"}])
+    memory.remember(turns=[{"text": "I've tried four different Korean restaurants so far.", "at": "2023-09-30"}])
+    memory.remember(turns=[{"text": "I have a dentist appointment tomorrow.", "at": "2023-09-30"}])
+    memory.remember(turns=[{"text": "Forget what I said about the dentist.", "at": "2023-10-01"}])
+    got = memory.recall("Korean restaurants dentist", at="2023-10-02", intent="historical", k=10)
+    states = sorted(r["state"] for r in got["results"])
+    assert states.count("superseded") == 1 and "retracted" not in states  # a retracted fact is never recalled
+    why = memory.explain("different Korean restaurants tried", at="2023-10-02", intent="historical", k=10)
+    derived = [r for r in why["results"] if r.get("derivation")]
+    assert derived and derived[0]["derivation"]["evidence"][0]["rule"] == "updates"
