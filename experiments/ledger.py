@@ -305,43 +305,12 @@ def _noise(r: Results) -> dict:
     }
 
 
-def _noise_parts(w):
-    p = PAPER["noise"]["slot_key"]
-    return [
-        holds(
-            "ranking order survives while the set changes (τ ≥ 0.95 and τ − Jaccard ≥ 0.1 at the highest rate)",
-            w["tau"] >= 0.95 and w["tau"] - w["jaccard"] >= 0.1,
-            f"ours at rate {w['rate']:g}: τ {w['tau']:.3f}, Jaccard {w['jaccard']:.3f}",
-            core=True,
-        ),
-        within("τ", w["tau"], p["tau"], atol=0.01),
-        within("Jaccard@10", w["jaccard"], p["jaccard"], atol=0.05),
-    ]
-
-
 def _granularity(r: Results) -> dict:
     d = r.get("sweep_granularity.json")
     rows = {int(x["k"]): x["pass"] for x in d["rows"]}
     best = max(rows.values())
     k_sat = min(k for k, v in rows.items() if v >= best - 0.01)
     return {"pass_by_k": rows, "best": best, "k_saturation": k_sat, "cognitive_3": d.get("cognitive_3", {}).get("pass")}
-
-
-def _granularity_parts(w):
-    rows = w["pass_by_k"]
-    return [
-        holds(
-            "finer ontologies gain (best k ≥ 1 pp above k = 1)",
-            w["best"] - rows[1] >= 0.01,
-            f"ours k = 1: {_pct(rows[1])}, best {_pct(w['best'])}",
-            core=True,
-        ),
-        holds(
-            "gains saturate near 7 (smallest k within 1 pp of the best lies in 5–9)",
-            5 <= w["k_saturation"] <= 9,
-            f"ours k = {w['k_saturation']}",
-        ),
-    ]
 
 
 def _ablation(r: Results) -> dict:
@@ -717,17 +686,6 @@ def _diag_labels(results, w):
     )
 
 
-def _diag_slot_noise(results, w):
-    out = _regime_diagnosis(results, w)
-    out["construction"] = (
-        "the metadata-noise sweep re-derives lifecycle states and re-scores each question's fixed candidate "
-        "set (the stages before scoring are not re-run), so a corrupted slot cannot bring new edges into the "
-        "top-10; Jaccard@10 can only fall through masking or re-ordering inside the set"
-    )
-    out["summary"] = "construction: " + out["construction"] + f"; all rates: {w['all']}"
-    return out
-
-
 def _diag_holdout(results, w):
     out = _regime_diagnosis(results, w)
     m = w.get("margin")
@@ -843,31 +801,36 @@ LEDGER: tuple[Row, ...] = (
         "slot-key noise: τ ≈ 0.997 while Jaccard falls to 0.76",
         "metadata-noise sweep",
         Rule(
-            "reproduced if at our highest slot-key corruption rate τ stays ≥ 0.95 while Jaccard@10 is ≥ 0.1 below it "
-            "(core), "
-            "τ within ±0.01 of 0.997 and Jaccard within ±0.05 of 0.76 (the paper does not state its corruption rate)",
-            _noise_parts,
+            "not comparable: the paper states no slot-key corruption rate, so its τ and Jaccard@10 have no rate of "
+            "ours to be compared at, and the qualitative part (τ stays high while Jaccard falls by a margin) depends "
+            "on the rate (at rate 0 both are 1); our figures at every rate of the sweep are ours",
+            not_comparable="the paper gives τ ≈ 0.997 and Jaccard 0.76 under slot-key corruption without the "
+            "corruption rate; figures that depend on the rate cannot be compared at a rate the paper does not state",
         ),
         _noise,
-        lambda w: f"at rate {w['rate']:g}: τ {w['tau']:.3f}, Jaccard {w['jaccard']:.3f}",
-        _diag_slot_noise,
+        lambda w: (
+            f"at rate {w['rate']:g}: τ {w['tau']:.3f}, Jaccard {w['jaccard']:.3f}; "
+            + ", ".join(
+                f"{r}: τ {v['tau']:.3f}, J {v['jaccard']:.3f}"
+                for r, v in sorted(w["all"].items(), key=lambda kv: float(kv[0]))
+            )
+        ),
     ),
     Row(
         "granularity",
         "gains saturate near 7 clusters",
         "granularity sweep",
         Rule(
-            "reproduced if the best collapsed ontology passes ≥ 1 pp more than k = 1 (core: granularity helps) and the "
-            "smallest k "
-            "within 1 pp of the best lies in 5–9",
-            _granularity_parts,
+            'not comparable: the paper\'s "gains saturate near 7 clusters" is its BEAM result (§6.6), and the '
+            "granularity sweep here runs on LifecycleBench, another benchmark; our pass rate per k is ours",
+            not_comparable="the paper's saturation near k = 7 is measured on BEAM (§6.6; the paper calls BEAM's runs "
+            "not commensurable with LifecycleBench's, §7), this sweep on LifecycleBench",
         ),
         _granularity,
         lambda w: (
             ", ".join(f"k={k}: {_pct(v)}" for k, v in sorted(w["pass_by_k"].items()))
             + f"; cognitive-3 {_pct(w['cognitive_3'])}"
         ),
-        _diag_collapsed,
     ),
     Row(
         "ablation",

@@ -459,8 +459,23 @@ def test_a7_1_medians_known(conflict):
     assert w["alpha_upper_median"] == pytest.approx(pres_hi(0.25) / 2, abs=1e-12)
     assert w["alpha_lower_median"] == pytest.approx(supp_lo(-0.8), abs=1e-12)
     v = CLAIMS["a7_1_witness"].rule.decide(w)
-    # conflict (.445 > .0996): holds; .0996 within .065 ± .05: holds; .445 vs .138 ± .05: fails
+    # trade-off (.0996 < .445 ≤ 1): holds; .0996 within .065 ± .05: holds; .445 vs .138 ± .05: fails
     assert [p.holds for p in v.parts] == [True, True, False] and v.verdict == vd.PARTLY
+
+
+def test_a7_1_suppression_bound_above_one_is_no_trade_off():
+    """P1 (α ≤ .1992) against S4 alone (both edges ancient: α ≥ 1 + .001/.4 = 1.0025): the median
+    suppression bound exceeds the preservation bound, but no α ∈ [0, 1] suppresses S4 at all, so
+    there is no trade-off and the core part fails."""
+    spec = [CONFLICT[0], CONFLICT[6]]
+    assert (spec[0][0], spec[1][0]) == ("P1", "S4")
+    w = CLAIMS["a7_1_witness"].check(pair_corpus(spec)).witness
+    assert (w["preservation_pairs"], w["suppression_pairs"]) == (1, 1)
+    assert w["alpha_lower_median"] == pytest.approx(1 + M / 0.4, abs=1e-9) and w["alpha_lower_median"] > 1
+    assert w["alpha_upper_median"] == pytest.approx(pres_hi(0.25), abs=1e-12)
+    v = CLAIMS["a7_1_witness"].rule.decide(w)
+    assert v.parts[0].core and [p.holds for p in v.parts] == [False, False, False]
+    assert v.verdict == vd.NOT_REPRODUCED and "no trade-off" in v.reason
 
 
 def test_a7_1_not_measurable_without_logistical(feasible):
@@ -608,18 +623,56 @@ def test_a5_a6_onehot_known_variances(onehot):
     assert w["gap_analytic"] == pytest.approx(gap, rel=1e-9)  # one-hot: measured == analytic
     v = CLAIMS["a5_partition"].rule.decide(w)
     expect = [
-        True,
         abs(v_beh - 3.60e-3) <= 0.25 * 3.60e-3,
         abs(v_cog - 2.09e-2) <= 0.25 * 2.09e-2,
         abs(v_uni - 4.69e-2) <= 0.25 * 4.69e-2,
         abs(v_cog / opt[3] - 4.2) <= 0.25 * 4.2,
     ]
-    assert [p.holds for p in v.parts] == expect
-    assert v.verdict == (vd.REPRODUCED if all(expect) else vd.PARTLY)
+    assert [p.holds for p in v.parts] == expect and not any(p.core for p in v.parts)
+    assert v.verdict == (vd.REPRODUCED if all(expect) else vd.PARTLY if any(expect) else vd.NOT_REPRODUCED)
+    # one-hot categories (0 of 9 entries carry a second one): A.6 and A.14 are not comparable
     r6 = CLAIMS["a6_gap"].check(corpus)
     assert r6.passed and r6.witness["gap_measured"] == pytest.approx(gap, rel=1e-9)
+    assert (r6.witness["multi_category_entries"], r6.witness["fact_entries"]) == (0, 9)
     v6 = CLAIMS["a6_gap"].rule.decide(r6.witness)
-    assert v6.parts[0].core and not v6.parts[0].holds and v6.verdict == vd.NOT_REPRODUCED
+    assert v6.verdict == vd.NOT_COMPARABLE and v6.parts == () and "0 of 9 fact entries" in v6.reason
+    r14 = CLAIMS["a14_corpus"].check(corpus)
+    assert r14.passed and r14.witness["multi_category_entries"] == 0
+    v14 = CLAIMS["a14_corpus"].rule.decide(r14.witness)
+    assert v14.verdict == vd.NOT_COMPARABLE and "one-hot" in v14.reason
+
+
+@SETTINGS
+@given(
+    st.lists(
+        st.tuples(st.integers(0, N_CATEGORIES - 1), *[st.floats(-1.0, 1.0, allow_nan=False)] * 3),
+        min_size=2,
+        max_size=30,
+    )
+)
+def test_a5_order_holds_on_every_corpus_so_its_rule_does_not_compare_it(rows):
+    """A refinement never raises the within-group variance: behavioral ≤ cognitive ≤ uniform for
+    any policy vectors and primary categories (so the order is no part of A.5's rule)."""
+    from theory.partitions import labels_variance
+
+    cats = np.array([r[0] for r in rows])
+    pts = np.array([r[1:] for r in rows], dtype=np.float64)
+    cog = np.asarray(frcore.as_arrays().cognitive_type)[cats]
+    v_beh, v_cog, v_uni = (labels_variance(pts, g) for g in (cats, cog, np.zeros_like(cats)))
+    assert v_beh <= v_cog + 1e-12 and v_cog <= v_uni + 1e-12
+
+
+@pytest.mark.parametrize("n_soft, comparable", [(0, False), (1, False), (2, True)])
+def test_a6_a14_one_hot_threshold(n_soft, comparable):
+    """30 fact entries: at most 5% (1 of 30) with a second category above 0.05 is one-hot (not
+    comparable); 2 of 30 (6.7%) is not. A second weight of exactly 0.05 does not count."""
+    entries = [{FIN: 0.6, LOG: 0.4}] * n_soft + [{FIN: 0.95, LOG: 0.05}] + [{LOG: 1.0}] * (29 - n_soft)
+    corpus = _policy_corpus(f"t{n_soft}", entries)
+    for cid in ("a6_gap", "a14_corpus"):
+        res = CLAIMS[cid].check(corpus)
+        assert res.passed and res.witness["multi_category_entries"] == n_soft, cid
+        v = CLAIMS[cid].rule.decide(res.witness)
+        assert (v.verdict != vd.NOT_COMPARABLE) == comparable, (cid, v.reason)
 
 
 def test_a5_a6_soft_membership_known():
@@ -647,6 +700,7 @@ def test_a5_a6_soft_membership_known():
     assert r6.witness["gap_measured"] == pytest.approx((v_cog - v_beh) / v_uni, rel=1e-9)
     assert r6.witness["gap_analytic"] == pytest.approx(excess_table / v_uni, rel=1e-9)
     assert r6.witness["gap_measured"] != pytest.approx(r6.witness["gap_analytic"], rel=1e-6)
+    assert "not_measurable" not in r6.witness  # 1 of 5 entries soft: comparable
 
 
 # --------------------------------------------------------------------------- A.14

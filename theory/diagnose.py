@@ -5,7 +5,9 @@ the paper's setting differs in (:data:`VARIANTS`), and its rule decides the verd
 
 * ``router_categories`` — **metadata provenance**: the persona files carry one gold category
   per fact; the paper's bank was filled by an LLM extractor with soft memberships. Here every
-  fact's categories come from FR-Bank's router (soft by construction).
+  fact's categories come from FR-Bank's router (soft by construction). A claim's diagnosis may
+  leave a variant out, with the reason (A.6 and A.14 leave this one out: the router's softmax
+  temperature was chosen to match A.14's statistics).
 * ``sigma_max`` — **σ scale**: our σ is a MiniLM cosine; the paper blends its retrieval
   backend's own score, on which its thresholds (floor σ ≥ 0.95, numeric rescue σ ≥ 0.85) were
   set. Here σ is divided by the question's largest σ (a per-query rule, no data fitted).
@@ -201,9 +203,10 @@ def _summary(base: Mapping[str, Any], variants: Mapping[str, dict], regime: Mapp
     return txt
 
 
-def corpus_diagnosis(ctx: Context, claim, result, verdict) -> dict:
-    """The diagnosis of a data claim: the claim re-run on every applicable variant, the score
-    regime of the corpus, and claim-specific extras."""
+def corpus_diagnosis(ctx: Context, claim, result, verdict, *, skip: Mapping[str, str] | None = None) -> dict:
+    """The diagnosis of a data claim: the claim re-run on every applicable variant (except those
+    in ``skip``: variant → why it is not run for this claim), the score regime of the corpus, and
+    claim-specific extras."""
     base = {
         "verdict": verdict.verdict,
         "parts_holding": sum(p.holds for p in verdict.parts),
@@ -211,6 +214,9 @@ def corpus_diagnosis(ctx: Context, claim, result, verdict) -> dict:
     }
     variants = {}
     for name, (cause, what) in VARIANTS.items():
+        if skip and name in skip:
+            variants[name] = {"cause": cause, "what": what, "skipped": skip[name]}
+            continue
         corpus = ctx.variant(name)
         if corpus is None:
             variants[name] = {
