@@ -355,3 +355,15 @@ def test_a12_prediction_uses_the_pooled_rates_by_hand(tmp_path):
     assert w["vs_flat-cosine"]["observed"] == pytest.approx(0.2)
     assert w["vs_overwrite"]["predicted"] == pytest.approx(0.0)
     assert w["fr-full"] == {"n": 10, "pi": 0.2, "p0": 7 / 8, "p1": 0.5, "pass": 0.8}
+
+
+def test_numeric_rescue_diagnosis_reads_sigma_against_the_rescue_threshold(tmp_path):
+    files = _base()
+    _flip("fr-no-numeric", "AV8", 6, file=lp.BENCH_PAPER)(files)  # the switches change nothing
+    for q in files["bench.json"]["questions"]:
+        if q["system"] == "fr-full" and q["attack_vector"].startswith("AV8"):  # σ = 0.9 ≥ 0.85 and 0.5 < 0.85
+            q["terms"] = [{"activation": 0.0, "sim_linked": s, "sim_bm25": s} for s in (0.9, 0.5)]
+    r = _rows(tmp_path, files)["numeric_rescue"]
+    assert r["verdict"] == "not reproduced"
+    assert "on 50.0% of fr-full's 20 AV8 top-10 items" in r["diagnosis"]["summary"]
+    assert "change 0 of 20 AV8 outcomes" in r["diagnosis"]["summary"]
