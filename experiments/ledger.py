@@ -116,6 +116,9 @@ class Row:
     claim: str | None = None
     #: the ``fr reproduce`` part whose results the row reads, when it may be skipped (its data absent)
     part: str | None = None
+    #: ``formal`` (a proof, witness, identity or computation on the paper's figures) or
+    #: ``empirical`` (measured on a suite)
+    kind: str = ""
 
 
 # --------------------------------------------------------------------------- helpers
@@ -979,6 +982,10 @@ LEDGER: tuple[Row, ...] = (
         part="longmemeval",
     ),
 )
+
+from experiments.ledger_paper import paper_rows  # noqa: E402  (the paper's empirical claims; it reads Row from here)
+
+LEDGER = LEDGER + paper_rows()
 
 
 def evaluate(results_dir: str | Path) -> list[dict]:

@@ -193,6 +193,39 @@ def reproduce(
     run.part("diagnosis (σ scale)", sigma_diagnosis)
     run.inputs["diagnosis (σ scale)"] = {**inputs, "pipeline": {"sigma_scale": "max"}}
 
+    # 2c. the systems only the paper's empirical rows read (experiments/ledger_paper.py), with score terms
+    def bench_paper():
+        from experiments.ledger_paper import BENCH_PAPER, PAPER_SYSTEMS
+        from frcore.bench import run_benchmark
+
+        res = run_benchmark(suites, ",".join(PAPER_SYSTEMS), emb, suite_label=label, keep_terms=True)
+        (R / BENCH_PAPER).write_text(json.dumps(res, default=str))
+        run.record(
+            R / BENCH_PAPER,
+            "results",
+            f"fr bench run {tag} --systems {','.join(PAPER_SYSTEMS)} --embedder {embedder_name} --json {BENCH_PAPER}",
+        )
+
+    run.part("benchmark (paper claims)", bench_paper)
+    run.inputs["benchmark (paper claims)"] = inputs
+
+    # 2d. the holdout through cross-validation by persona (fr calibrate --folds)
+    def folds():
+        from experiments.ledger_paper import CALIBRATE_FOLDS
+        from theory.calibrate import calibrate_folds
+
+        k = 2 if quick else 5
+        res = calibrate_folds(suites, emb, k, label=label, progress=False)
+        (R / CALIBRATE_FOLDS).write_text(json.dumps(res, default=str))
+        run.record(
+            R / CALIBRATE_FOLDS,
+            "results",
+            f"fr calibrate {tag} --folds {k} --embedder {embedder_name} --json {CALIBRATE_FOLDS}",
+        )
+
+    run.part("holdout (folds)", folds)
+    run.inputs["holdout (folds)"] = inputs
+
     # 3. sweeps
     def sweeps():
         from experiments.sweeps import run_all

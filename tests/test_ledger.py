@@ -73,7 +73,14 @@ def _lme_summary() -> dict:
 
 
 def base_results() -> dict:
-    """Results on which every directly measured row is reproduced."""
+    """Results on which every directly measured row is reproduced (the paper's empirical rows'
+    inputs added by tests/test_ledger_paper.py)."""
+    from test_ledger_paper import paper_files
+
+    return paper_files(_base_results())
+
+
+def _base_results() -> dict:
     sysnames = ["fr-full", "fr-no-routing", "fr-uniform-decay", "flat-cosine", "fr-no-floors", "fr-global-alpha"]
     qs = []
     for s in sysnames:
@@ -312,7 +319,7 @@ def test_static_zero_cost_is_non_inferiority_not_absence_of_significance(tmp_pat
 
 
 def test_ablation_needs_every_gap_significant(tmp_path):
-    r = _rows(tmp_path, base_results())["ablation"]
+    r = _rows(tmp_path, _base_results())["ablation"]
     assert r["verdict"] == "reproduced" and r["witness"]["paired"]["flat-cosine"]["diff"] == pytest.approx(10 / 40)
     files = copy.deepcopy(base_results())
     for q in files["bench.json"]["questions"]:

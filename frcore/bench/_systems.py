@@ -77,6 +77,32 @@ _NO_LIFECYCLE = ScoreConfig(
 )
 
 
+#: §I's initial "800×" rate configuration: rates from λ = 0.0001 (Identity) to λ = 0.080
+#: (Logistical). The paper gives only the two ends; ours stretches the default rates
+#: log-linearly onto them: log λ' = log 0.0001 + (log λ − log λ_min)/(log λ_max − log λ_min) · log 800,
+#: with λ_min, λ_max the default ontology's slowest and fastest rate (0.0015, 0.008).
+SQUATTING_RATES = (0.0001, 0.080)
+#: §I: the slowest rate that prevented multi-month category squatting (Procedural, λ = 0.003).
+SQUATTING_RATE_FLOOR = 0.003
+
+
+def stretched_rates(p: LifecycleParams) -> LifecycleParams:
+    """The 800× configuration of §I (:data:`SQUATTING_RATES`): every rate stretched log-linearly
+    from the default's [λ_min, λ_max] onto [0.0001, 0.080]."""
+    lam = np.asarray(p.rates, dtype=np.float64)
+    lo, hi = float(lam.min()), float(lam.max())
+    a, b = SQUATTING_RATES
+    out = np.exp(np.log(a) + (np.log(lam) - np.log(lo)) / (np.log(hi) - np.log(lo)) * (np.log(b) - np.log(a)))
+    return p._replace(rates=jnp.asarray(out, p.rates.dtype))
+
+
+def floored_rates(p: LifecycleParams) -> LifecycleParams:
+    """The 800× configuration with no rate below :data:`SQUATTING_RATE_FLOOR`: max(λ', 0.003)."""
+    q = stretched_rates(p)
+    lam = np.maximum(np.asarray(q.rates, dtype=np.float64), SQUATTING_RATE_FLOOR)
+    return q._replace(rates=jnp.asarray(lam, q.rates.dtype))
+
+
 def _systems() -> dict[str, System]:
     S = {}
 
@@ -214,13 +240,26 @@ def _systems() -> dict[str, System]:
         PipelineConfig(sigma_scale="max"),
         "FR-full with σ max-normalised per query (diagnosis of the σ scale)",
     )
+    add(
+        "fr-no-numeric",
+        PipelineConfig(score=ScoreConfig(numeric_exemption=False, numeric_rescue=False)),
+        "FR-full without the numeric exemption from the supersession and expiry filters and without the 0.95× "
+        "numeric rescue floor (appendix H)",
+    )
+    add("fr-rates-800x", PipelineConfig(), "FR-full with §I's initial 800× rate configuration", stretched_rates)
+    add(
+        "fr-rates-800x-floor",
+        PipelineConfig(),
+        "FR-full with §I's 800× rates, none below the slowest rate 0.003",
+        floored_rates,
+    )
     return S
 
 
 SYSTEMS: dict[str, System] = _systems()
 BASELINES = ("flat-cosine", "bm25", "uniform-decay", "overwrite")
 #: variants for diagnosis: resolvable by name, not part of the default table
-DIAGNOSTIC_SYSTEMS = ("fr-sigma-max",)
+DIAGNOSTIC_SYSTEMS = ("fr-sigma-max", "fr-no-numeric", "fr-rates-800x", "fr-rates-800x-floor")
 #: systems on derived metadata (docs/derive.md): by name only, not in the default table
 DERIVED_SYSTEMS = tuple(n for n, s in SYSTEMS.items() if s.derive is not None)
 #: fr-plus and its ablations (one rule off each)
