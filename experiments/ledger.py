@@ -1179,6 +1179,8 @@ def evaluate(results_dir: str | Path) -> list[dict]:
                     rule_revised=bool(c.get("rule_revised")),
                     revisions=c.get("revisions") or [],
                 )
+                if c.get("rule_unrecorded"):
+                    rec["rule_unrecorded"] = c["rule_unrecorded"]
             out.append(rec)
             continue
         rule, measure, ours_of = row.rule, row.measure, row.ours

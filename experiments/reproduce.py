@@ -446,7 +446,7 @@ def render_report(R: Path, run: Run, rows: list[dict], quick: bool, label: str, 
         for x in revised:
             lines.append(f"- [**{x['id']}**](#{anchor(x['id'])}): now **{x['verdict']}**; {revision_flag(x)}")
         lines.append("")
-    unrecorded = [x["id"] for x in every if not x.get("rule_commit") and x.get("rule") and x.get("kind")]
+    unrecorded = [x["id"] for x in every if x.get("rule_unrecorded")]
     if unrecorded:
         lines += [
             "## Rules with no recorded commit",

@@ -163,7 +163,7 @@ def test_provenance_evaluates_each_earlier_rule_on_the_witness():
 
 
 def _ledger_rows(tmp_path, mutate=None):
-    from tests.test_ledger import _rows, base_results
+    from test_ledger import _rows, base_results
 
     files = copy.deepcopy(base_results())
     if mutate:
@@ -174,7 +174,7 @@ def _ledger_rows(tmp_path, mutate=None):
 def test_ledger_flags_the_revised_latency_rule_with_both_verdicts(tmp_path):
     """A flat latency curve: partly under the current rule (no line fits), reproduced under 4b99ac9's
     (log–log slope only), partly under 3943dde's (a line only)."""
-    from tests.test_ledger import FLAT, _latency_curve
+    from test_ledger import FLAT, _latency_curve
 
     r = _ledger_rows(tmp_path, _latency_curve(FLAT))["latency"]
     assert r["verdict"] == "partly reproduced" and r["rule_revised"]

@@ -172,7 +172,10 @@ def write_json(records: list[dict], path: str, inputs: dict | None = None) -> No
     """``{"inputs": ..., "claims": [...], "witnesses": {id: ...}}`` (the output contract)."""
     doc = {
         "inputs": inputs or {},
-        "claims": [{k: r.get(k) for k in RECORD_KEYS} | {k: r[k] for k in RECORD_EXTRAS if k in r} for r in records],
+        "claims": [
+            {k: r.get(k) for k in RECORD_KEYS} | {k: r[k] for k in (*RECORD_EXTRAS, "rule_unrecorded") if k in r}
+            for r in records
+        ],
         "witnesses": {r["id"]: r.get("witness") for r in records},
     }
     with open(path, "w", encoding="utf-8") as f:
