@@ -365,7 +365,7 @@ def _written(x: dict) -> str:
 
 def _details(x: dict, out: Path, figures: list[dict]) -> list[str]:
     """A claim's section: anchor, kind, check and verdict, paper and ours, the rule and its commit,
-    earlier rules with their verdicts, the parts, the diagnosis, and the figures it rests on."""
+    the parts, earlier rules with their verdicts, the diagnosis, and the figures it rests on."""
     from experiments.ledger import anchor
 
     lines = [
@@ -378,15 +378,15 @@ def _details(x: dict, out: Path, figures: list[dict]) -> list[str]:
         f"- ours: {x['ours']}",
         f"- rule ({_written(x)}): {x['rule']}",
     ]
+    for p in x.get("parts") or []:
+        lines.append(
+            f"  - {'holds' if p['holds'] else 'fails'}{' (core)' if p.get('core') else ''}: {p['name']} — {p['detail']}"
+        )
     for e in x.get("revisions") or []:
         lines.append(
             f"- ⚑ **earlier rule** (commit `{(e['commit'] or '')[:10]}`, {e['date']}), replaced after this claim had a "
             f"verdict: {e['rule']} — on this run's witness: **{e['verdict'] or '–'}**"
             + (f" ({e['reason']})" if e.get("reason") else "")
-        )
-    for p in x.get("parts") or []:
-        lines.append(
-            f"  - {'holds' if p['holds'] else 'fails'}{' (core)' if p.get('core') else ''}: {p['name']} — {p['detail']}"
         )
     if x["verdict"] != "reproduced" and not x.get("parts"):
         lines.append(f"- reason: {x['reason']}")

@@ -267,6 +267,15 @@ def main(argv=None) -> int:
     Path(a.out).write_text(text, encoding="utf-8")
     revised = sorted(k for k, v in record.items() if v["earlier"])
     print(f"wrote {a.out}: {len(record)} rules; revised after an earlier rule: {', '.join(revised) or 'none'}")
+    from experiments.ledger import REVISIONS as LEDGER_REVISIONS
+    from theory.revisions import REVISIONS as THEORY_REVISIONS
+
+    kept = {cid: {r.text for r in rs} for cid, rs in {**THEORY_REVISIONS, **LEDGER_REVISIONS}.items()}
+    for cid in revised:
+        for e in record[cid]["earlier"]:
+            if e["text"] not in kept.get(cid, set()):
+                print(f"  {cid}: keep its earlier rule ({e['commit'][:7]}) as an executable Rule in a revisions table:")
+                print(f"    {e['text']!r}")
     return 0
 
 
