@@ -97,6 +97,7 @@ def reproduce(
     from experiments import ledger
     from frcore.bench import load_suites_arg, make_embedder
     from frcore.cli import main as fr_main
+    from theory.verdict import headline
 
     out.mkdir(parents=True, exist_ok=True)
     run = Run(out)
@@ -270,7 +271,9 @@ def reproduce(
         lambda: report.write_text(render_report(R, run, rows, quick=quick, label=label, embedder=embedder_name)),
     )
     run.record(report, "table", "fr reproduce" + (" --quick" if quick else ""))
+    every = ledger.every_claim(rows, (_load(R / "theory.json") or {}).get("claims"))
     manifest = {
+        "headline": headline([x for x in every if x.get("part") not in run.skipped]),
         "outputs": run.outputs,
         "failures": run.failures,
         "skipped": run.skipped,
@@ -280,9 +283,10 @@ def reproduce(
         "quick": quick,
         "inputs": run.inputs,
         "verdicts": {r["id"]: r["verdict"] for r in rows},
-        "kinds": {r["id"]: r["kind"] for r in rows},
-        "rule_commits": {r["id"]: r.get("rule_commit") for r in rows},
-        "revised_rules": [r["id"] for r in rows if r.get("rule_revised")],
+        # every claim (ledger rows, then the theory claims the ledger does not restate)
+        "kinds": {r["id"]: r.get("kind") for r in every},
+        "rule_commits": {r["id"]: r.get("rule_commit") for r in every},
+        "revised_rules": [r["id"] for r in every if r.get("rule_revised")],
     }
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1, default=str))
     _log(f"wrote {report} and {out / 'manifest.json'} ({len(run.outputs)} outputs, {len(run.failures)} failures)")
@@ -315,15 +319,22 @@ def _load(path: Path) -> dict | None:
 
 
 def _figure_links(out: Path, figures: list[dict], cid: str | None) -> list[str]:
-    """Markdown for the outputs supporting claim ``cid`` (every output when None): PNGs embedded
-    as images, tables linked, each by its path relative to the report's folder."""
+    """Markdown for the outputs supporting claim ``cid`` (PNGs embedded as images, tables linked),
+    or a link to every output when ``cid`` is None; each by its path relative to the report's
+    folder."""
+    from experiments.ledger import anchor
+
     lines = []
     for f in figures:
         if cid is not None and cid not in (f.get("claims") or ()):
             continue
         p = Path(f["path"])
         rel = p.relative_to(out).as_posix() if p.is_absolute() and p.is_relative_to(out) else p.as_posix()
-        if p.suffix.lower() == ".png":
+        if cid is None:
+            if p.suffix.lower() in (".png", ".md"):
+                shown = ", ".join(f"[{c}](#{anchor(c)})" for c in f.get("claims") or ()) or "–"
+                lines.append(f"- [{p.name}]({rel}) (shown with: {shown})")
+        elif p.suffix.lower() == ".png":
             lines.append(f"![{p.stem}]({rel})")
         elif p.suffix.lower() == ".md":
             lines.append(f"- table: [{p.name}]({rel})")

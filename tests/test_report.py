@@ -117,6 +117,9 @@ def test_figures_are_embedded_beside_their_claims_by_relative_links(tmp_path):
     assert "[tab_ablation.md](figures/tab_ablation.md)" in tables
     multiplier = text.split('<a id="claim-multiplier"></a>', 1)[1].split("<a id=", 1)[0]
     assert "![" not in multiplier  # its figure was not built in this run
+    listing = text.split("## Figures and tables", 1)[1].split("\n## ", 1)[0]
+    assert "- [fig_latency.png](figures/fig_latency.png) (shown with: [latency](#claim-latency))" in listing
+    assert "![" not in listing  # each image is embedded once, beside its claims
 
 
 def test_every_figure_script_names_claims_that_exist():
