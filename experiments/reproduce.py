@@ -35,6 +35,8 @@ class Run:
         self.inputs: dict[str, dict] = {}
         #: parts skipped because their data is absent (part → why); their ledger rows are not failures
         self.skipped: dict[str, str] = {}
+        #: the figures and tables written, each with the claims it supports (``fr figures``' listing)
+        self.figures: list[dict] = []
 
     def part(self, name: str, fn: Callable[[], Any]) -> Any:
         _log(f"{name} ...")
@@ -95,6 +97,7 @@ def reproduce(
     from experiments import ledger
     from frcore.bench import load_suites_arg, make_embedder
     from frcore.cli import main as fr_main
+    from theory.verdict import headline
 
     out.mkdir(parents=True, exist_ok=True)
     run = Run(out)
@@ -276,6 +279,7 @@ def reproduce(
     # 5. figures and tables
     def figures():
         res = build_figures(R, out / "figures")
+        run.figures = res.get("outputs", [])
         for o in res.get("outputs", []):
             run.record(Path(o["path"]), o["kind"], o["command"])
         for f in res.get("failures", []):
@@ -300,7 +304,9 @@ def reproduce(
         lambda: report.write_text(render_report(R, run, rows, quick=quick, label=label, embedder=embedder_name)),
     )
     run.record(report, "table", "fr reproduce" + (" --quick" if quick else ""))
+    every = ledger.every_claim(rows, (_load(R / "theory.json") or {}).get("claims"))
     manifest = {
+        "headline": headline([x for x in every if x.get("part") not in run.skipped]),
         "outputs": run.outputs,
         "failures": run.failures,
         "skipped": run.skipped,
@@ -310,6 +316,10 @@ def reproduce(
         "quick": quick,
         "inputs": run.inputs,
         "verdicts": {r["id"]: r["verdict"] for r in rows},
+        # every claim (ledger rows, then the theory claims the ledger does not restate)
+        "kinds": {r["id"]: r.get("kind") for r in every},
+        "rule_commits": {r["id"]: r.get("rule_commit") for r in every},
+        "revised_rules": [r["id"] for r in every if r.get("rule_revised")],
     }
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1, default=str))
     _log(f"wrote {report} and {out / 'manifest.json'} ({len(run.outputs)} outputs, {len(run.failures)} failures)")
@@ -341,84 +351,169 @@ def _load(path: Path) -> dict | None:
         return None
 
 
+def _figure_links(out: Path, figures: list[dict], cid: str | None) -> list[str]:
+    """Markdown for the outputs supporting claim ``cid`` (PNGs embedded as images, tables linked),
+    or a link to every output when ``cid`` is None; each by its path relative to the report's
+    folder."""
+    from experiments.ledger import anchor
+
+    lines = []
+    for f in figures:
+        if cid is not None and cid not in (f.get("claims") or ()):
+            continue
+        p = Path(f["path"])
+        rel = p.relative_to(out).as_posix() if p.is_absolute() and p.is_relative_to(out) else p.as_posix()
+        if cid is None:
+            if p.suffix.lower() in (".png", ".md"):
+                shown = ", ".join(f"[{c}](#{anchor(c)})" for c in f.get("claims") or ()) or "–"
+                lines.append(f"- [{p.name}]({rel}) (shown with: {shown})")
+        elif p.suffix.lower() == ".png":
+            lines.append(f"![{p.stem}]({rel})")
+        elif p.suffix.lower() == ".md":
+            lines.append(f"- table: [{p.name}]({rel})")
+    return lines
+
+
+def _diagnosis_lines(d: dict) -> list[str]:
+    lines = [f"- **diagnosis**: {d['summary']}"]
+    for v in (d.get("variants") or {}).values():
+        lines.append(
+            f"  - {v.get('cause')} — {v.get('what')}: "
+            + (
+                f"{v.get('verdict')}; {v.get('ours')}"
+                if "verdict" in v
+                else str(v.get("skipped") or v.get("error") or v.get("check"))
+            )
+        )
+    if d.get("interpretation"):
+        it = d["interpretation"]
+        lines.append(
+            f"  - interpretation — {it['what']}: satisfiable alone "
+            f"{100 * float(it['satisfiable_alone']['share_infeasible']):.1f}% of "
+            f"{it['satisfiable_alone']['cross_pairs']:,}; all pairs "
+            f"{100 * float(it['all_pairs']['share_infeasible']):.1f}% of {it['all_pairs']['cross_pairs']:,}"
+        )
+    if d.get("score_regime"):
+        sr = d["score_regime"]
+        lines.append(
+            "  - score regime: "
+            + ", ".join(f"{k} {v:.3g}" if isinstance(v, float) else f"{k} {v}" for k, v in sr.items())
+        )
+    return lines
+
+
+def _written(x: dict) -> str:
+    c = x.get("rule_commit")
+    return f"written in commit `{c[:10]}` ({x.get('rule_date')})" if c else "**no commit recorded for this text**"
+
+
+def _details(x: dict, out: Path, figures: list[dict]) -> list[str]:
+    """A claim's section: anchor, kind, check and verdict, paper and ours, the rule and its commit,
+    the parts, earlier rules with their verdicts, the diagnosis, and the figures it rests on."""
+    from experiments.ledger import anchor
+
+    lines = [
+        f'<a id="{anchor(x["id"])}"></a>',
+        "",
+        f"### {x['id']}",
+        "",
+        f"- **{x['verdict']}** ({x.get('kind', '–')}; check {x['check']})",
+        f"- paper: {x['paper']}",
+        f"- ours: {x['ours']}",
+        f"- rule ({_written(x)}): {x['rule']}",
+    ]
+    for p in x.get("parts") or []:
+        lines.append(
+            f"  - {'holds' if p['holds'] else 'fails'}{' (core)' if p.get('core') else ''}: {p['name']} — {p['detail']}"
+        )
+    for e in x.get("revisions") or []:
+        lines.append(
+            f"- ⚑ **earlier rule** (commit `{(e['commit'] or '')[:10]}`, {e['date']}), replaced after this claim had a "
+            f"verdict: {e['rule']} — on this run's witness: **{e['verdict'] or '–'}**"
+            + (f" ({e['reason']})" if e.get("reason") else "")
+        )
+    if x["verdict"] != "reproduced" and not x.get("parts"):
+        lines.append(f"- reason: {x['reason']}")
+    d = x.get("diagnosis") or {}
+    if d.get("summary"):
+        lines += _diagnosis_lines(d)
+    figs = _figure_links(out, figures, x["id"])
+    if figs:
+        lines += ["", *figs]
+    return lines + [""]
+
+
 def render_report(R: Path, run: Run, rows: list[dict], quick: bool, label: str, embedder: str) -> str:
-    """REPORT.md: the verdict table first (every ledger row and every theory claim), then the
-    diagnoses, the benchmark table, failures, inputs and timings."""
-    from experiments.ledger import verdict_table
+    """REPORT.md: its first line the counts by kind (:func:`theory.verdict.headline`, empirical
+    first), then the verdict table (every ledger row and every theory claim, each linking to its
+    section), the rules revised after a claim had a verdict (with the earlier rule's verdict), one
+    section per claim with the figures it rests on, the benchmark table, failures, inputs and
+    timings."""
+    from experiments.ledger import anchor, every_claim, revision_flag, verdict_table
+    from theory.verdict import headline
 
     theory = _load(R / "theory.json") or {}
     claims = theory.get("claims", [])
-    every = rows + [c for c in claims if c["id"] not in {r["id"] for r in rows}]
-    counts: dict[str, int] = {}
-    for x in every:
-        counts[x["verdict"]] = counts.get(x["verdict"], 0) + 1
+    every = every_claim(rows, claims)
+    skipped = getattr(run, "skipped", {}) or {}
+    counted = [x for x in every if x.get("part") not in skipped]
+    n_skipped = len(every) - len(counted)
+    out = getattr(run, "out", R.parent)
+    figures = getattr(run, "figures", []) or []
     lines = [
+        headline(counted) + (f"; {n_skipped} skipped (their data absent)" if n_skipped else ""),
+        "",
         "# Fortunate Recall — reproduction report",
         "",
         f"Suite: `{label}`; embedder: `{embedder}` (every part; see *Inputs*); "
         f"{'quick (reduced grids)' if quick else 'full run'}. "
         "Every number below was produced by this run; the commands are in `manifest.json`.",
         "",
-        "Two results per claim, never merged: **check** — our computation ran and its certificates re-verified (pass / "
-        "fail / "
-        "error); **verdict** — whether the paper's statement holds on this suite (reproduced / partly reproduced / not "
-        "reproduced / "
-        "not comparable), decided by the rule printed with the claim (`results/ledger.json`, `results/theory.json`). "
-        "The paper "
-        "measured its own system (LLM extraction, Graphiti or its bank, an LLM judge) on its own data; nothing here "
-        "was tuned to match.",
+        "Each claim has a **kind**: *empirical* (measured on a suite: our data, our machine) or *formal* (a proof, "
+        "witness, identity or computation on the paper's own figures: a formal claim *reproduced* is verified, and "
+        "says nothing about data); the counts above keep them apart. Two results per claim, never merged: **check** "
+        "— our computation ran and its certificates re-verified (pass / fail / error); **verdict** — whether the "
+        "paper's statement holds on this suite (reproduced / partly reproduced / not reproduced / not comparable), "
+        "decided by the rule printed with the claim, with the commit that wrote the rule's text "
+        "(`results/ledger.json`, `results/theory.json`). A rule revised after its claim had a verdict is flagged ⚑, "
+        "with the earlier rule's verdict on the same witness. The paper measured its own system (LLM extraction, "
+        "Graphiti or its bank, an LLM judge) on its own data; nothing here was tuned to match.",
         "",
         "## Verdicts",
         "",
-        "Verdicts: " + ", ".join(f"{n} {v}" for v, n in sorted(counts.items())) + ".",
-        "",
-        *verdict_table(rows, claims),
-        "",
-        "## Rules",
-        "",
-        *[f"- **{x['id']}**: {x['rule']}" for x in every],
+        *verdict_table(rows, claims, link=True),
         "",
     ]
-    diag = [x for x in every if x.get("diagnosis") and x["diagnosis"].get("summary")]
-    if diag:
-        lines += ["## Diagnoses", ""]
-        for x in diag:
-            d = x["diagnosis"]
-            lines.append(f"- **{x['id']}** ({x['verdict']}): {d['summary']}")
-            for v in (d.get("variants") or {}).values():
-                lines.append(
-                    f"  - {v.get('cause')} — {v.get('what')}: "
-                    + (
-                        f"{v.get('verdict')}; {v.get('ours')}"
-                        if "verdict" in v
-                        else str(v.get("skipped") or v.get("error") or v.get("check"))
-                    )
-                )
-            if d.get("interpretation"):
-                it = d["interpretation"]
-                lines.append(
-                    f"  - interpretation — {it['what']}: satisfiable alone "
-                    f"{100 * float(it['satisfiable_alone']['share_infeasible']):.1f}% of "
-                    f"{it['satisfiable_alone']['cross_pairs']:,}; all pairs "
-                    f"{100 * float(it['all_pairs']['share_infeasible']):.1f}% of {it['all_pairs']['cross_pairs']:,}"
-                )
-            if d.get("score_regime"):
-                sr = d["score_regime"]
-                lines.append(
-                    "  - score regime: "
-                    + ", ".join(f"{k} {v:.3g}" if isinstance(v, float) else f"{k} {v}" for k, v in sr.items())
-                )
+    revised = [x for x in every if x.get("rule_revised")]
+    if revised:
+        lines += ["## Rules revised after a verdict", ""]
+        for x in revised:
+            lines.append(f"- [**{x['id']}**](#{anchor(x['id'])}): now **{x['verdict']}**; {revision_flag(x)}")
         lines.append("")
+    unrecorded = [x["id"] for x in every if x.get("rule_unrecorded")]
+    if unrecorded:
+        lines += [
+            "## Rules with no recorded commit",
+            "",
+            "These rules' texts are not in `theory/rule_record.json` (edited without regenerating it): "
+            + ", ".join(unrecorded),
+            "",
+        ]
+    lines += ["## Claims", ""]
+    for x in every:
+        lines += _details(x, out, figures)
     md = R / "bench.md"
     if md.exists():
         lines += ["## Benchmark (every system)", "", md.read_text(), ""]
     lme = R / "longmemeval" / "summary.md"
     if lme.exists():
         lines += ["## LongMemEval (every system)", "", lme.read_text(), ""]
+    if figures:
+        lines += ["## Figures and tables", "", *_figure_links(out, figures, None), ""]
     if run.failures:
         lines += ["## Failures", ""] + [f"- **{f['part']}**: {f['error']}" for f in run.failures] + [""]
-    if getattr(run, "skipped", None):
-        lines += ["## Skipped", ""] + [f"- **{k}**: {v}" for k, v in run.skipped.items()] + [""]
+    if skipped:
+        lines += ["## Skipped", ""] + [f"- **{k}**: {v}" for k, v in skipped.items()] + [""]
     if getattr(run, "inputs", None):
         lines += (
             ["## Inputs (per part)", ""]

@@ -30,6 +30,22 @@ SCRIPTS: tuple[str, ...] = (
 )
 
 
+#: the claims (ledger rows and theory claims, by id) each script's figures and tables support; the
+#: report shows each output beside these claims
+SUPPORTS: dict[str, tuple[str, ...]] = {
+    "fig_latency": ("latency",),
+    "fig_multiplier": ("multiplier",),
+    "fig_alpha": ("alpha_bonferroni", "uniform_alpha_av8"),
+    "fig_noise": ("slot_noise",),
+    "fig_labels": ("labels",),
+    "fig_granularity": ("granularity",),
+    "tab_ablation": ("ablation", "floors", "static_zero_cost"),
+    "tab_theory": (),
+    "tab_holdout": ("holdout",),
+    "tab_locomo": (),
+}
+
+
 def _kind(p: Path) -> str:
     return "figure" if p.suffix.lower() in (".png", ".pdf", ".svg") else "table"
 
@@ -40,8 +56,9 @@ def build_all(
     """Run each script's ``make(results_dir, out_dir)``.
 
     Returns:
-      ``{"outputs": [{"path", "kind": "figure" | "table", "command"}], "failures": [{"script",
-      "error"}], "skipped": [{"script", "reason"}]}``.
+      ``{"outputs": [{"path", "kind": "figure" | "table", "command", "claims"}], "failures":
+      [{"script", "error"}], "skipped": [{"script", "reason"}]}`` (``claims``: the ids the output
+      supports, :data:`SUPPORTS`).
     """
     import matplotlib.pyplot as plt
 
@@ -57,7 +74,9 @@ def build_all(
                 skipped.append({"script": name, "reason": f"optional input absent: {', '.join(missing)}"})
                 continue
             for p in mod.make(results_dir, out_dir):
-                outputs.append({"path": str(p), "kind": _kind(Path(p)), "command": command})
+                outputs.append(
+                    {"path": str(p), "kind": _kind(Path(p)), "command": command, "claims": list(SUPPORTS.get(name, ()))}
+                )
         except Exception as e:  # one failing script must not stop the rest
             failures.append(
                 {"script": name, "error": f"{type(e).__name__}: {e}", "traceback": traceback.format_exc(limit=3)}

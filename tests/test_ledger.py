@@ -12,6 +12,12 @@ import pytest
 
 from experiments import ledger
 from experiments.reproduce import exit_code
+from theory._base import CLAIMS
+from theory.run import load_claim_modules
+from theory.verdict import EMPIRICAL, FORMAL, KINDS, headline
+
+ROOT = Path(__file__).resolve().parents[1]
+load_claim_modules()
 
 
 def _metrics(p, hit1=0.3):
@@ -385,12 +391,112 @@ def test_verdict_table_lists_rows_then_other_claims(tmp_path):
     )
     rows = ledger.evaluate(_write(tmp_path, files))
     lines = ledger.verdict_table(rows, files["theory.json"]["claims"])
-    assert lines[0] == "| claim | paper | ours | check | verdict | reason |"
+    assert lines[0] == "| claim | kind | paper | ours | check | verdict | reason |"
     ids = [ln.split("|")[1].strip() for ln in lines[2:]]
     assert ids == [r.id for r in ledger.LEDGER] + ["a6_gap"]
+    kinds = {ln.split("|")[1].strip(): ln.split("|")[2].strip() for ln in lines[2:]}
+    assert kinds["latency"] == "empirical" and kinds["thm1"] == "formal"
     assert "36.9% \\| 10.1%" in lines[-1] and "**cause:** one-hot" in lines[-1]
 
 
 @pytest.mark.parametrize("failures, code", [([], 0), ([{"part": "theory check a10", "error": "x"}], 1)])
 def test_reproduce_exit_code(failures, code):
     assert exit_code({"failures": failures, "verdicts": {"a": "not reproduced"}}) == code
+
+
+# --------------------------------------------------------------------------- kinds
+
+
+def _documented_kinds() -> dict[str, str]:
+    """Claim id → kind, from docs/verdicts.md's table (the written definition the code must follow)."""
+    text = (ROOT / "docs" / "verdicts.md").read_text(encoding="utf-8")
+    section = text.split("## Two kinds of claim", 1)[1].split("\n## ", 1)[0]
+    out = {}
+    for ln in section.splitlines():
+        cells = [c.strip() for c in ln.strip().strip("|").split("|")]
+        if len(cells) == 3 and cells[0].startswith("`"):
+            out[cells[0].strip("`")] = cells[1]
+    return out
+
+
+def test_every_claim_has_one_of_the_two_kinds_as_documented():
+    code = {cid: c.kind for cid, c in CLAIMS.items()} | {r.id: r.kind for r in ledger.LEDGER if r.claim is None}
+    assert set(KINDS) == {"empirical", "formal"}
+    assert all(k in KINDS for k in code.values()), code
+    assert code == _documented_kinds()
+    for r in ledger.LEDGER:  # a row restating a claim has the claim's kind
+        if r.claim is not None:
+            assert r.kind == CLAIMS[r.claim].kind, r.id
+
+
+def test_a_claim_on_the_corpus_is_empirical():
+    """Measured on the suite's corpus ⇔ empirical (A.10's program on the development split is data)."""
+    for cid, c in CLAIMS.items():
+        assert (c.kind == EMPIRICAL) == c.needs_corpus, cid
+
+
+def test_kind_is_required_and_checked():
+    with pytest.raises(TypeError):
+        ledger.Row("x", "p", "w")  # type: ignore[call-arg]
+    with pytest.raises(ValueError, match="kind"):
+        ledger.Row("x", "p", "w", "measured")
+    assert ledger.Row("x", "p", "w", kind="empirical", claim="thm1").kind == EMPIRICAL
+    from theory._base import claim
+    from theory.verdict import statements
+
+    rule = statements("r", ("s",))
+    with pytest.raises(TypeError):
+        claim("x_no_kind", "t", "p", rule=rule)  # type: ignore[call-arg]
+    with pytest.raises(ValueError, match="kind"):
+        claim("x_bad_kind", "t", "p", kind="proof", rule=rule)
+    assert "x_no_kind" not in CLAIMS and "x_bad_kind" not in CLAIMS
+
+
+def test_headline_counts_the_kinds_apart_empirical_first():
+    recs = (
+        [{"kind": EMPIRICAL, "verdict": v} for v in ["reproduced", "partly reproduced", "not reproduced"] * 2]
+        + [{"kind": EMPIRICAL, "verdict": "not comparable"}]
+        + [{"kind": FORMAL, "verdict": "reproduced"}] * 4
+        + [{"kind": FORMAL, "verdict": "not reproduced"}]
+    )
+    assert headline(recs) == (
+        "empirical: 2 of 7 reproduced (2 partly, 2 not, 1 not comparable); "
+        "formal: 4 of 5 verified (0 partly, 1 not, 0 not comparable)"
+    )
+
+
+def test_ledger_rows_carry_their_kind(tmp_path):
+    rows = _rows(tmp_path, base_results())
+    assert {k: r["kind"] for k, r in rows.items()} == {r.id: r.kind for r in ledger.LEDGER}
+    assert rows["thm1"]["kind"] == FORMAL and rows["holdout"]["kind"] == EMPIRICAL
+
+
+# --------------------------------------------------------------------------- latency: both parts of "linear"
+
+FLAT = [12.0, 11.5, 12.2, 11.8, 12.1, 12.0]  # a dispatch floor with noise: no line, no growth
+
+
+def _latency_curve(medians):
+    def f(d):
+        ks = (1, 10, 20, 100, 500, 1000)
+        d["latency.json"]["results"] = [{"impl": "jax", "k": k, "median_us": m} for k, m in zip(ks, medians)]
+
+    return f
+
+
+def test_latency_linear_fit_and_loglog_slope_are_both_parts(tmp_path):
+    """A flat curve passes "at most linear" (log–log slope ≤ 1.1) but not "linear" (R² ≥ 0.9 of a line)."""
+    files = copy.deepcopy(base_results())
+    _latency_curve(FLAT)(files)
+    r = _rows(tmp_path, files)["latency"]
+    parts = {p["name"]: p["holds"] for p in r["parts"]}
+    fit = next(n for n in parts if "R² ≥ 0.9" in n)
+    loglog = next(n for n in parts if "log–log slope" in n)
+    assert (parts[fit], parts[loglog]) == (False, True)
+    assert r["verdict"] == "partly reproduced" and r["witness"]["r2_to_1000"] < 0.9
+    assert "R² of a line" in r["ours"]
+    # a curve growing faster than linear fits a line well and fails the slope part
+    files = copy.deepcopy(base_results())
+    _latency_curve([0.05 * k**1.3 for k in (1, 10, 20, 100, 500, 1000)])(files)
+    parts = {p["name"]: p["holds"] for p in _rows(tmp_path, files)["latency"]["parts"]}
+    assert (parts[fit], parts[loglog]) == (True, False)

@@ -493,6 +493,11 @@ def test_fr_theory_cli(tmp_path):
             "inputs",
             "method",
             "range",
+            "kind",
+            "rule_commit",
+            "rule_date",
+            "rule_revised",
+            "revisions",
         }
         assert base <= set(c) <= base | {"tried", "disagreements", "lipschitz", "delta_min", "queries_satisfying"}, c[
             "id"

@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .verdict import Rule
+from .verdict import Rule, check_kind
 
 CLAIMS: dict[str, Claim] = {}
 
@@ -34,7 +34,9 @@ class Claim:
     that turns the check's witness into a verdict against the paper.
 
     ``check(corpus)`` receives a corpus (or ``None`` for claims that need none) and returns a
-    :class:`ClaimResult`. ``needs_corpus`` marks claims computed on data. ``diagnose(context,
+    :class:`ClaimResult`. ``kind`` (:data:`~theory.verdict.KINDS`) says whether the verdict rests on a
+    proof, witness or the paper's own figures (``formal``) or on a measurement of a suite
+    (``empirical``). ``needs_corpus`` marks claims computed on data. ``diagnose(context,
     witness)``, when given, runs for a verdict other than *reproduced* and returns a JSON-able
     diagnosis of the difference (see :mod:`theory.diagnose`). ``method`` (one of
     :data:`METHODS`) and ``range`` say how and over what the statement is established (a
@@ -46,6 +48,7 @@ class Claim:
     paper: str
     check: Callable[..., ClaimResult]
     rule: Rule
+    kind: str
     needs_corpus: bool = False
     diagnose: Callable[..., Mapping[str, Any]] | None = None
     method: str = "numeric"
@@ -57,6 +60,7 @@ def claim(
     title: str,
     paper: str,
     *,
+    kind: str,
     rule: Rule,
     needs_corpus: bool = False,
     diagnose: Callable[..., Mapping[str, Any]] | None = None,
@@ -66,13 +70,14 @@ def claim(
     """Decorator registering a check function as a :class:`Claim` in :data:`CLAIMS`."""
     if not isinstance(rule, Rule):
         raise TypeError(f"claim {id!r}: rule must be a theory.verdict.Rule, got {type(rule).__name__}")
+    check_kind(f"claim {id!r}", kind)
     if method not in METHODS:
         raise ValueError(f"claim {id!r}: method {method!r} is not one of {METHODS}")
 
     def register(fn: Callable[..., ClaimResult]) -> Callable[..., ClaimResult]:
         if id in CLAIMS:
             raise ValueError(f"duplicate claim id {id!r}")
-        CLAIMS[id] = Claim(id, title, paper, fn, rule, needs_corpus, diagnose, method, range)
+        CLAIMS[id] = Claim(id, title, paper, fn, rule, kind, needs_corpus, diagnose, method, range)
         return fn
 
     return register

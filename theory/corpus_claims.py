@@ -20,7 +20,7 @@ from frcore import CATEGORY_NAMES, N_CATEGORIES, Category, as_arrays
 from . import partitions as part, polytope as poly
 from ._base import ClaimResult, claim
 from .diagnose import corpus_diagnosis
-from .verdict import Rule, holds, within
+from .verdict import EMPIRICAL, Rule, holds, within
 
 
 def _med(x) -> float:
@@ -49,6 +49,7 @@ def _a2_4_parts(w):
     "A.2.4 long-term regime: activations collapse, a scalar blend needs α ≈ 1",
     "median |ε| = 0.060, |Δa| ≈ 3.3e-10, α_required = 0.9998",
     needs_corpus=True,
+    kind=EMPIRICAL,
     rule=Rule(
         "reproduced if our corpus is in the same regime (median |Δa| < 1e-3 and median finite "
         "α_required > 0.99; core) and median |ε| is within ±50% of 0.060",
@@ -134,6 +135,7 @@ def _a7_1_parts(w):
     "A.7.1 without category labels: preserving old FINANCIAL vs suppressing new LOGISTICAL conflicts",
     "preservation needs α ≤ 0.065, suppression α ≥ 0.138 (median): no single α",
     needs_corpus=True,
+    kind=EMPIRICAL,
     rule=Rule(
         "reproduced if the median LOGISTICAL suppression lower bound exceeds the median FINANCIAL "
         "preservation upper bound and is at most 1 (core: two requirements, each met by some α ∈ [0, 1], that no "
@@ -357,6 +359,7 @@ def _a10_parts(w):
     "A.10 global-α infeasibility polytope",
     "99.8% of 1,566 cross-pairs infeasible under a global α; 0 of 45 populated 11x11 cells feasible",
     needs_corpus=True,
+    kind=EMPIRICAL,
     rule=Rule(
         "reproduced if no global α meets every requirement pair (core; a verified Farkas certificate), "
         "the share of jointly infeasible cross-pairs is within ±5 pp of 99.8% under both pair rules "
@@ -421,6 +424,7 @@ def _a10c_parts(w):
     "A.10 category-specific α restores feasibility",
     "category-specific blending restores feasibility without benchmark-fitted rates",
     needs_corpus=True,
+    kind=EMPIRICAL,
     rule=Rule(
         "reproduced if the max-margin program over α ∈ [0,1]^11 on the same requirement pairs has a "
         "verified feasible point (core: the joint reading) and every sampled infeasible cross-pair is met on "
@@ -577,6 +581,7 @@ def _a5_parts(w):
     "within-category policy variance 3.60e-3 (behavioral) / 2.09e-2 (cognitive) / 4.69e-2 (uniform); cognitive "
     "3-partition 4.2x worse than optimal",
     needs_corpus=True,
+    kind=EMPIRICAL,
     rule=Rule(
         "reproduced if each of the three variances and the cognitive / optimal-3 ratio is within ±25% of the "
         "paper's. Not compared, because no corpus can fail them: the ordering behavioral ≤ cognitive ≤ uniform "
@@ -638,6 +643,7 @@ def _a6_diagnosis(ctx, claim, result, verdict) -> dict:
     "A.6 measured partition gap exceeds the analytical lower bound",
     "measured gap 36.9% vs analytical lower bound 10.1%",
     needs_corpus=True,
+    kind=EMPIRICAL,
     rule=Rule(
         "not comparable when the fact entries' categories are one-hot (at most 5% of them carry a second "
         "category above 0.05): the two gaps then coincide by the A.6 identity up to those entries, so the "
@@ -712,6 +718,7 @@ def _a14_parts(w):
     "A.14 soft membership is the common case",
     "66.8% of entries have primary weight < 0.90; 2.0 categories per entry",
     needs_corpus=True,
+    kind=EMPIRICAL,
     rule=Rule(
         "not comparable when the fact entries' categories are one-hot (at most 5% of them carry a second "
         "category above 0.05): the statistics then count a suite's single gold labels, not an extractor's soft "
@@ -766,6 +773,7 @@ def _a15_parts(w):
     "A.15 calibration as a convex feasibility problem over category parameters",
     "calibration is a convex feasibility problem; category-specific parameters satisfy the requirements",
     needs_corpus=True,
+    kind=EMPIRICAL,
     rule=Rule(
         "reproduced if the max-margin program over α ∈ [0,1]^11 (λ_c fixed) on every requirement row a "
         "category α can meet on its own is feasible (t ≥ 0, point re-checked); not reproduced if it is "

@@ -48,7 +48,7 @@ import frcore as fr
 
 from ._base import ClaimResult, claim
 from .diagnose import corpus_diagnosis
-from .verdict import statements
+from .verdict import EMPIRICAL, statements
 
 #: ε in σ units: the headline and the grid reported beside it.
 EPS = 0.01
@@ -251,6 +251,7 @@ TARGETS = {TOP: "top 10 in order", 1: "top 1"}
     "A.2.2 on frcore: Lipschitz constant, margin Δmin and the ε-relaxation on a corpus",
     "If 2Lε < Δmin, an L-Lipschitz feature-restricted scorer produces the same ranking for every "
     "intent and conveys zero intent information.",
+    kind=EMPIRICAL,
     rule=statements(
         "reproduced if, on every query of the corpus meeting 2Lε < Δmin (frcore's product score e^s with the "
         f"lifecycle mask off, ε = {EPS} in σ; for the served top 10 in order and for the top 1), the served list is "

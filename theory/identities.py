@@ -24,7 +24,7 @@ import frcore as fr
 from . import depth as _depth, proofs
 from ._base import ClaimResult, claim
 from .diagnose import formal_diagnosis
-from .verdict import statements
+from .verdict import FORMAL, statements
 
 SEED = 20240605
 
@@ -151,6 +151,7 @@ def _random_scorer(rng: np.random.Generator, d: int, L: float, kind: str) -> Sco
     "A.2.2: deterministic ε-relaxation",
     "If 2Lε < Δmin, an L-Lipschitz feature-restricted scorer produces the same ranking for every "
     "intent and conveys zero intent information.",
+    kind=FORMAL,
     rule=statements(
         "reproduced if, on every seeded instance meeting 2Lε < Δmin, the ranking is the same for every "
         "intent and the intent information is 0 bits",
@@ -251,6 +252,7 @@ def entropy_of(outcomes: Sequence) -> float:
     "A.2.3: the looser stochastic entropy bound",
     "The entropy bound is only a weaker corollary requiring the additional comparison-flip model; "
     "the deterministic margin theorem needs no stochastic assumption.",
+    kind=FORMAL,
     rule=statements(
         "reproduced if the entropy bound is strictly positive wherever the deterministic bound is 0 "
         "(weaker) and the flip-model bound holds on simulated ε-ball perturbations",
@@ -378,6 +380,7 @@ def a6_spot_check(rows: int = 30) -> bool:
     "A.6: weighted pairwise-variance identity and the coarsening excess",
     "A weighted pairwise variance identity attributes the coarsening excess to between-category "
     "policy differences; within-category noise is an invariant floor across partitions.",
+    kind=FORMAL,
     rule=proofs.A6_RULE,
     diagnose=formal_diagnosis,
     method="symbolic",
@@ -449,6 +452,7 @@ def exact_unreachability(M: np.ndarray, b: np.ndarray, t: np.ndarray) -> dict:
     "A.11: dimensional necessity of category-specific parameters",
     "An affine parameter family of dimension below K cannot realise generic independently "
     "perturbed category-margin targets; category-specific parameters (dimension K) can.",
+    kind=FORMAL,
     rule=statements(
         "reproduced if every family of dimension < K leaves a positive residual on random targets and "
         "category-specific α (dimension K) reaches every target",
@@ -538,6 +542,7 @@ def empirical_decomposition(contaminated: np.ndarray, passed: np.ndarray) -> tup
     "P_S(pass) = (1 − π_S) p0 + π_S p1; p0 = 0.758, p1 = 0.060, π = 0.08 vs 0.27 predict 13.3pp "
     "vs 12pp observed; equal staleness (0.155 vs 0.153) with pass rates 10.0pp apart falsifies "
     "system-invariant (p0, p1).",
+    kind=FORMAL,
     rule=statements(
         "reproduced if the decomposition is an identity (SymPy), the paper's own inputs give 13.3pp when "
         "rounded to 0.1pp, and FR-Bank vs Memory-R1 imply |p0 − p1| > 1 (impossible for rates). Arithmetic on "
@@ -624,6 +629,7 @@ def lemma1_properties(weights: np.ndarray, params: fr.LifecycleParams | None = N
     "A.14 Lemma 1: harmonic-mean decay",
     "λ_eff(w) = Σ w_c / Σ (w_c / λ_c): between the smallest and largest rate, at most the weighted "
     "arithmetic mean, equal to λ_c for a one-hot w; the mixture's half-life is the weighted mean of half-lives.",
+    kind=FORMAL,
     rule=statements(
         "reproduced if, through frcore's kernel on 500 seeded soft rows and every one-hot row, λ_eff lies "
         "between the smallest and largest rate, is at most the arithmetic mean, equals λ_c for one-hot w, and "

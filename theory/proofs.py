@@ -39,7 +39,7 @@ import frcore as fr
 
 from ._base import ClaimResult, claim
 from .diagnose import formal_diagnosis
-from .verdict import statements
+from .verdict import FORMAL, statements
 
 #: The largest explicit n / K (the ontology's 11 categories).
 N_MAX = fr.N_CATEGORIES
@@ -316,6 +316,7 @@ LEMMA1 = (
     "A.14 Lemma 1, proved: harmonic-mean decay for symbolic weights and rates",
     "λ_eff(w) = Σ w_c / Σ (w_c / λ_c): between the smallest and largest rate, at most the weighted "
     "arithmetic mean, equal to λ_c for a one-hot w; the mixture's half-life is the weighted mean of half-lives.",
+    kind=FORMAL,
     rule=statements(
         "reproduced if SymPy proves each statement for symbolic w_c > 0, λ_c > 0 on a support of any "
         "size (finite-sum rules) and for every explicit size K = 2…11",
@@ -578,6 +579,7 @@ EPS_PARTS = ("no pair flips under the margin condition", "zero intent informatio
     "A.2.2, proved: the ε-relaxation margin argument as a symbolic inequality chain",
     "If 2Lε < Δmin, an L-Lipschitz feature-restricted scorer produces the same ranking for every "
     "intent and conveys zero intent information.",
+    kind=FORMAL,
     rule=statements(
         "reproduced if SymPy proves that the perturbed gap of every pair equals a manifestly positive "
         "certificate under 2Lε < Δmin, that the ranking then carries 0 bits, and that the margin is sharp",
@@ -662,6 +664,7 @@ A12_PARTS = (
     "A.12, proved: the staleness decomposition for symbolic p0, p1, π",
     "P_S(pass) = (1 − π_S) p0 + π_S p1; the pass-rate gap of two systems is (π_b − π_a)(p0 − p1); "
     "equal staleness (0.155 vs 0.153) with pass rates 10.0pp apart falsifies system-invariant (p0, p1).",
+    kind=FORMAL,
     rule=statements(
         "reproduced if SymPy proves the decomposition, the gap identity, that P lies between p0 and p1, and "
         "that shared (p0, p1) ∈ [0, 1]² bound the gap by the staleness difference (0.2pp < 10pp)",

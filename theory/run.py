@@ -19,7 +19,9 @@ import traceback
 from typing import Any
 
 from ._base import CLAIMS, ClaimResult
-from .verdict import ERROR, FAIL, NOT_COMPARABLE, PASS, REPRODUCED, unverified
+from .revisions import REVISIONS
+from .rule_record import provenance
+from .verdict import ERROR, FAIL, NOT_COMPARABLE, PASS, REPRODUCED, headline, unverified
 
 #: Modules registering claims.
 CLAIM_MODULES = ("theory.formal", "theory.witnesses", "theory.corpus_claims", "theory.search", "theory.eps_frcore")
@@ -27,6 +29,7 @@ CLAIM_MODULES = ("theory.formal", "theory.witnesses", "theory.corpus_claims", "t
 #: The ``fr theory --json`` keys of each claim (the output contract other tools read).
 RECORD_KEYS = (
     "id",
+    "kind",
     "title",
     "paper",
     "method",
@@ -35,6 +38,10 @@ RECORD_KEYS = (
     "check",
     "verdict",
     "rule",
+    "rule_commit",
+    "rule_date",
+    "rule_revised",
+    "revisions",
     "reason",
     "parts",
     "diagnosis",
@@ -76,6 +83,7 @@ def run_claims(
             continue
         rec: dict[str, Any] = {
             "id": c.id,
+            "kind": c.kind,
             "title": c.title,
             "paper": c.paper,
             "method": c.method,
@@ -98,6 +106,7 @@ def run_claims(
                 parts=[],
                 witness={"traceback": traceback.format_exc()},
             )
+            rec.update(provenance(c.id, c.rule, REVISIONS.get(c.id, ()), None))
             out.append(rec)
             continue
         check = PASS if res.passed else FAIL
@@ -111,6 +120,7 @@ def run_claims(
             rec["check"] = ERROR
             v = unverified(ERROR, f"rule: {type(e).__name__}: {e}")
         rec.update(verdict=v.verdict, reason=v.reason, parts=[p.as_dict() for p in v.parts])
+        rec.update(provenance(c.id, c.rule, REVISIONS.get(c.id, ()), res.witness if rec["check"] == PASS else None))
         if (
             diagnose
             and c.diagnose is not None
@@ -137,9 +147,12 @@ def format_table(records: list[dict]) -> str:
     for r in records:
         lines.append(f"{r['id']:<{w0}}  {r['check'].upper():<5}  {r['verdict']}")
         pad = " " * (w0 + 9)
+        lines.append(f"{pad}kind:   {r['kind']}")
         lines.append(f"{pad}paper:  {r['paper']}")
         lines.append(f"{pad}ours:   {r['ours']}")
-        lines.append(f"{pad}rule:   {r['rule']}")
+        lines.append(f"{pad}rule:   {r['rule']} (written in {(r.get('rule_commit') or 'an unrecorded commit')[:10]})")
+        for e in r.get("revisions") or []:
+            lines.append(f"{pad}earlier rule ({e['commit'][:10]}): {e['verdict'] or '–'} — {e['rule']}")
         if r["verdict"] != REPRODUCED:
             lines.append(f"{pad}why:    {r['reason']}")
         d = r.get("diagnosis")
@@ -159,7 +172,10 @@ def write_json(records: list[dict], path: str, inputs: dict | None = None) -> No
     """``{"inputs": ..., "claims": [...], "witnesses": {id: ...}}`` (the output contract)."""
     doc = {
         "inputs": inputs or {},
-        "claims": [{k: r.get(k) for k in RECORD_KEYS} | {k: r[k] for k in RECORD_EXTRAS if k in r} for r in records],
+        "claims": [
+            {k: r.get(k) for k in RECORD_KEYS} | {k: r[k] for k in (*RECORD_EXTRAS, "rule_unrecorded") if k in r}
+            for r in records
+        ],
         "witnesses": {r["id"]: r.get("witness") for r in records},
     }
     with open(path, "w", encoding="utf-8") as f:
@@ -209,6 +225,7 @@ def theory(
         + ", ".join(f"{n} {v}" for v, n in sorted(counts.items()))
         + f"  [suite {label}, embedder {embedder_name}]"
     )
+    log(headline(records))
     if json_path:
         write_json(records, json_path, inputs)
     return records

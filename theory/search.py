@@ -61,7 +61,7 @@ from frcore import CATEGORY_NAMES, SUPERSESSION_CONFIDENCE_THRESHOLD, State
 
 from . import depth as _depth, strategies as ts
 from ._base import ClaimResult, claim
-from .verdict import statements
+from .verdict import FORMAL, statements
 from .witnesses import Edge, derive_states, edges_to_candidates
 
 #: Quick budget and seed of the default run (``fr theory --deep``: :data:`theory.depth.DEEP_EXAMPLES`, a fresh seed).
@@ -543,6 +543,7 @@ def search_diagnosis(ctx, claim_, result, verdict) -> dict:
     "Theorems 1/2, searched: the full basis errs on none",
     "With (c, κ, ξ, h) a scorer achieves zero error: the full basis errs on none (the more aligned of "
     "two coexisting facts first; superseded, expired and retracted values masked per intent).",
+    kind=FORMAL,
     rule=statements(
         "reproduced if, on every generated history, FR-Bank's states and frcore's masks agree with the paper's "
         "definitions and frcore's top-1 is the oracle's answer (the most aligned admissible statement); "

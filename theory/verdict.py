@@ -1,6 +1,7 @@
 """Verdicts against the paper, kept apart from whether a check ran.
 
-Every claim and every ledger row reports two results, never merged (SPEC §8):
+Every claim and every ledger row has a **kind** (:data:`KINDS`: formal or empirical) and reports
+two results, never merged (SPEC §8):
 
 * **check** — ``pass``: our computation ran and every certificate re-verified; ``fail``: it ran
   but a certificate did not verify (or a precondition of the measurement is missing);
@@ -31,6 +32,18 @@ VERDICTS = (REPRODUCED, PARTLY, NOT_REPRODUCED, NOT_COMPARABLE)
 
 PASS, FAIL, ERROR = "pass", "fail", "error"
 CHECKS = (PASS, FAIL, ERROR)
+
+#: What a claim's verdict rests on: ``formal`` — a proof, a witness, an identity or a computation on
+#: the paper's own figures (true of the mathematics or of frcore's kernel, whatever the data);
+#: ``empirical`` — a measurement on a suite (our data, our machine). The two are counted apart.
+FORMAL, EMPIRICAL = "formal", "empirical"
+KINDS = (EMPIRICAL, FORMAL)
+
+
+def check_kind(owner: str, kind: object) -> None:
+    """Raise unless ``kind`` is one of :data:`KINDS` (``owner`` names the claim in the message)."""
+    if kind not in KINDS:
+        raise ValueError(f"{owner}: kind {kind!r} is not one of {KINDS}")
 
 
 @dataclass(frozen=True)
@@ -170,3 +183,18 @@ def statements(text: str, names: Sequence[str], *, core: Sequence[str] = ()) -> 
 def unverified(check: str, why: str) -> Verdict:
     """The verdict when the check did not pass: no statement about the paper can be made."""
     return Verdict(NOT_COMPARABLE, f"no verdict: the check {'errored' if check == ERROR else 'failed'} ({why})")
+
+
+def headline(records: Sequence[Mapping[str, Any]]) -> str:
+    """The counts by kind, empirical first: ``empirical: a of b reproduced (p partly, n not, c not
+    comparable); formal: c of d verified (…)`` over records carrying ``kind`` and ``verdict``
+    (a formal claim *reproduced* is a verified proof, witness or identity)."""
+    out = []
+    for kind, word in ((EMPIRICAL, "reproduced"), (FORMAL, "verified")):
+        vs = [r["verdict"] for r in records if r.get("kind") == kind]
+        n = {v: vs.count(v) for v in VERDICTS}
+        out.append(
+            f"{kind}: {n[REPRODUCED]} of {len(vs)} {word} ({n[PARTLY]} partly, {n[NOT_REPRODUCED]} not, "
+            f"{n[NOT_COMPARABLE]} not comparable)"
+        )
+    return "; ".join(out)

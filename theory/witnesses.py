@@ -39,7 +39,7 @@ from frcore import Category, State
 
 from ._base import ClaimResult, claim
 from .diagnose import formal_diagnosis
-from .verdict import statements
+from .verdict import FORMAL, statements
 
 #: The metadata basis (category, slot key, lifecycle state, event time), in the paper's order.
 BASIS: tuple[str, ...] = ("c", "kappa", "xi", "h")
@@ -438,6 +438,7 @@ def _task_record(t: Task) -> dict:
     "Theorem 1: (σ, Δt) scorers are not lifecycle-identifiable",
     "Histories with identical (σ, Δt) profiles and different supersession structure: every "
     "(σ, Δt) scorer errs on one, P_e ≥ 1/2 under equiprobable histories; the full basis errs on none.",
+    kind=FORMAL,
     rule=statements(
         "reproduced if the witness's (σ, Δt) views collide (so every (σ, Δt) scorer errs on one history) "
         "and frcore's full-basis score ranks both histories right",
@@ -493,6 +494,7 @@ def check_thm1(corpus=None) -> ClaimResult:
     "Theorems 2/2′: (c, κ, ξ, h) is sufficient and minimal",
     "Every strict subset of {c, κ, ξ, h}, even with σ and Δt, admits a task where deterministic "
     "scorers incur ≥ 1/2 error, while the full basis achieves zero.",
+    kind=FORMAL,
     rule=statements(
         "reproduced if all 15 strict subsets are covered by a colliding witness (minimality) and frcore "
         "ranks every witness task right (sufficiency)",
@@ -586,6 +588,7 @@ def every_ranker_error(tasks: Sequence[Task], components: Iterable[str]) -> Frac
     "Theorem 3′: event-time oblivion",
     "Without event-time anchors, deterministic retrieval cannot distinguish upcoming from expired "
     "obligations and incurs ≥ 1/2 error on a suitable query distribution (any age-only scorer).",
+    kind=FORMAL,
     rule=statements(
         "reproduced if two equiprobable upcoming-queries whose obligations differ only in which event lies "
         "ahead have equal views without h (so every deterministic ranker of them errs on ≥ 1/2, exact "
@@ -714,6 +717,7 @@ def flat_mixture_error(p_delete: Fraction) -> Fraction:
     "Theorem 3″: retraction oblivion",
     "Binary-flat systems have Bayes error exactly 1/2 on an equal mixture of current-state and "
     "change-aware retraction queries; retained-but-masked retraction state serves both.",
+    kind=FORMAL,
     rule=statements(
         "reproduced if the exact error of delete, keep and every mixture of them is 1/2 (SymPy over the "
         "mixing weight) and frcore's retained-but-masked state serves both intents",
@@ -788,6 +792,7 @@ def anticipation_along_age(
     "A.13: anticipatory activation is not a non-increasing function of age",
     "No monotone non-increasing function of edge age can represent anticipatory activation: "
     "relevance must increase before an event and decrease after it.",
+    kind=FORMAL,
     rule=statements(
         "reproduced if frcore's activation, along the age of one edge, rises somewhere before its event "
         "(impossible for a non-increasing function of age) and falls after it",
