@@ -132,9 +132,6 @@ class Row:
     claim: str | None = None
     #: the ``fr reproduce`` part whose results the row reads, when it may be skipped (its data absent)
     part: str | None = None
-    #: ``formal`` (a proof, witness, identity or computation on the paper's figures) or
-    #: ``empirical`` (measured on a suite)
-    kind: str = ""
 
     def __post_init__(self) -> None:
         check_kind(f"ledger row {self.id!r}", self.kind)
