@@ -62,10 +62,11 @@ def _report(tmp_path: Path, *, figures=("fig_latency",), skipped=None) -> tuple[
 
 def test_first_line_counts_empirical_then_formal(tmp_path):
     text, _ = _report(tmp_path, figures=())
-    # by construction: 14 own rows + 4 restated corpus claims + a6_gap are empirical (latency partly,
-    # lme_absolute never comparable, a6_gap not reproduced); thm1, thm2, thm3p, thm3pp, a12 formal
+    # by construction: 14 own rows + 11 rows of the paper's empirical claims (experiments/ledger_paper.py)
+    # + 4 restated corpus claims + a6_gap are empirical (latency partly; lme_absolute, slot_noise and
+    # granularity never comparable; a6_gap not reproduced); thm1, thm2, thm3p, thm3pp, a12 formal
     assert text.split("\n", 1)[0] == (
-        "empirical: 16 of 19 reproduced (1 partly, 1 not, 1 not comparable); "
+        "empirical: 25 of 30 reproduced (1 partly, 1 not, 3 not comparable); "
         "formal: 5 of 5 verified (0 partly, 0 not, 0 not comparable)"
     )
 
@@ -73,7 +74,7 @@ def test_first_line_counts_empirical_then_formal(tmp_path):
 def test_skipped_parts_are_not_counted(tmp_path):
     text, _ = _report(tmp_path, figures=(), skipped={"longmemeval": "data absent"})
     assert text.split("\n", 1)[0] == (
-        "empirical: 14 of 16 reproduced (1 partly, 1 not, 0 not comparable); "
+        "empirical: 23 of 27 reproduced (1 partly, 1 not, 2 not comparable); "
         "formal: 5 of 5 verified (0 partly, 0 not, 0 not comparable); 3 skipped (their data absent)"
     )
 
@@ -101,7 +102,12 @@ def test_each_claim_shows_its_rule_commit_and_revisions(tmp_path):
     assert "**partly reproduced**" in lat
     assert "earlier rule** (commit `4b99ac9" in lat and "on this run's witness: **reproduced**" in lat
     revised = text.split("## Rules revised after a verdict", 1)[1].split("\n## ", 1)[0]
-    assert re.findall(r"^- \[\*\*([a-z0-9_]+)\*\*\]", revised, flags=re.M) == ["latency", "static_zero_cost"]
+    assert re.findall(r"^- \[\*\*([a-z0-9_]+)\*\*\]", revised, flags=re.M) == [
+        "latency",
+        "slot_noise",
+        "granularity",
+        "static_zero_cost",
+    ]
     assert "4b99ac9: reproduced" in revised
     row = next(ln for ln in text.splitlines() if ln.startswith("| [latency]"))
     assert "⚑ rule revised" in row and "4b99ac9: reproduced" in row

@@ -39,6 +39,11 @@ def _git(*args: str, input: str | None = None) -> str:
     ).stdout
 
 
+#: calls that define a claim: ``claim("id", …)``, ``Row("id", …)`` and ``row(id="…", …)``
+#: (experiments/ledger_paper.py's keyword form); the id is the first argument or ``id=``
+ROW_CALLS = ("Row", "row", "claim")
+
+
 def _name(node: ast.AST) -> str | None:
     if isinstance(node, ast.Name):
         return node.id
@@ -103,13 +108,13 @@ def parse_source(src: str) -> tuple[dict[str, str], list[tuple[str, str | None, 
                 bound[st.targets[0].id] = t
     defs: list[tuple[str, str | None, ast.AST | None]] = []
     for node in ast.walk(tree):
-        if not (isinstance(node, ast.Call) and _name(node.func) in ("Row", "claim") and node.args):
+        if not (isinstance(node, ast.Call) and _name(node.func) in ROW_CALLS):
             continue
-        first = node.args[0]
+        first = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "id"), None)
         if not (isinstance(first, ast.Constant) and isinstance(first.value, str)):
             continue
         rule = next((k.value for k in node.keywords if k.arg == "rule"), None)
-        if rule is None and _name(node.func) == "Row":
+        if rule is None and _name(node.func) != "claim":
             rule = next((a for a in node.args if _text(a, {}, consts) is not None), None)
         if rule is None and any(k.arg == "claim" for k in node.keywords):
             continue  # a ledger row restating a theory claim: the claim's rule is the one recorded
