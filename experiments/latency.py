@@ -1,6 +1,6 @@
 """``fr latency``: median single-query latency of the lifecycle layer vs k, side by side.
 
-Four implementations of the same score, measured in one run on the same inputs:
+Six implementations of the same score + top-10, measured in one run on the same inputs:
 
 - ``jax``: score + top-10 as **one** compiled executable of :func:`frcore.score_top_k_rows`
   (the packed single-query path: parameters, query and candidates as three arrays, the top-10
@@ -11,11 +11,24 @@ Four implementations of the same score, measured in one run on the same inputs:
   what each of these choices costs);
 - ``jax_from_numpy``: the same executable from the validated NumPy field arrays, packed and
   transferred on every call;
-- ``numpy``: the float64 reference twin (:mod:`frcore.reference`) + its top-k;
+- ``numpy_vectorised`` (peer): the score written in vectorised float32 NumPy over the whole
+  candidate set at once + an O(k) top-k (:func:`experiments.latency_peers.numpy_score_top_k`),
+  from the validated NumPy field arrays of the k candidates (no padding);
+- ``numba`` (peer): one ``@numba.njit`` loop over the packed candidates with an insertion
+  top-k (:func:`experiments.latency_peers.numba_kernel`), from the same three packed arrays
+  as the kernel (host NumPy, the k candidates, no padding); its compile is timed apart
+  (``numba_compile_s``);
+- ``float64_reference``: the float64 reference twin (:mod:`frcore.reference`, the test oracle:
+  scalar loops over candidates, written for clarity, not speed) + its top-k;
 - ``python``: the pure-Python loop :func:`frcore.reference.score_python` + ``heapq.nlargest``.
 
+The peers are tested equal to the kernel (tests/test_latency_peers.py). :data:`LABELS` gives
+each row's name in the figure.
+
 Beside them, the **dispatch floor**: a trivial executable (one elementwise op) over the same
-three inputs — what any single jitted call costs on this machine before it computes anything.
+three inputs — what any single jitted call costs on this machine before it computes anything;
+``kernel_to_floor_k20`` is the ``jax`` row over the floor at k = 20 (null when k = 20 is not in
+the grid).
 
 The CPU dispatch mode is recorded (``machine.cpu_dispatch``): ``fr`` runs JAX computations
 inline on the calling thread (:func:`frcore.prefer_sync_cpu_dispatch`); ``FR_ASYNC_DISPATCH=1``
@@ -51,14 +64,26 @@ import numpy as np
 import frcore
 from frcore import ASYNC_ENV, reference as ref
 
+from . import latency_peers as peers
 from .ledger import PAPER as _LEDGER_PAPER
 
 PAPER = {k: _LEDGER_PAPER["latency"][k] for k in ("median_us_k20", "slope_ns")}
-IMPLS = ("jax", "jax_from_numpy", "numpy", "python")
+IMPLS = ("jax", "jax_from_numpy", "numpy_vectorised", "numba", "float64_reference", "python")
+#: each implementation's name in the figure (written into the JSON as ``labels``)
+LABELS = {
+    "jax": "jax (frcore kernel)",
+    "jax_from_numpy": "jax, inputs from NumPy",
+    "numpy_vectorised": "NumPy, vectorised float32 (peer)",
+    "numba": "numba loop (peer)",
+    "float64_reference": "float64 reference (test oracle)",
+    "python": "pure Python",
+}
+#: the rows a latency-minded user would write instead of frcore's kernel (``peers`` in the JSON)
+PEERS = ("numpy_vectorised", "numba")
 FULL_KS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10_000, 20_000, 50_000, 100_000)
 QUICK_KS = (1, 5, 10, 20, 50, 100, 200, 500, 1000)
 #: largest k timed for the slow implementations (their cost is linear; beyond this it is time only)
-CAP = {"full": {"numpy": 1000, "python": 1000}, "quick": {"numpy": 200, "python": 500}}
+CAP = {"full": {"float64_reference": 1000, "python": 1000}, "quick": {"float64_reference": 200, "python": 500}}
 TOP = 10  # the paper's final top-10
 _COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
 
@@ -209,6 +234,13 @@ def run_latency(quick: bool = False, ks: list[int] | None = None, log=print, oth
     config = frcore.ScoreConfig()
     pv = jax.device_put(frcore.pack_params(params))
     fused, floor = jax.jit(_fused), jax.jit(_floor)  # called through jit's C++ dispatch path
+    # the peers: float32 NumPy parameters; the numba loop compiled once here, timed apart
+    peer_params, pv_host = peers.numpy_params(params), frcore.pack_params(params)
+    numba_kernel = peers.numba_kernel()
+    q0, c0 = _query_inputs(1)[:2]
+    t0 = time.perf_counter()
+    numba_kernel(pv_host, frcore.pack_query(q0), frcore.pack_candidates(c0), TOP)
+    numba_compile_s = time.perf_counter() - t0
     buckets: set[int] = set()
     dispatch_floor: list[dict] = []
     compile_s = 0.0
@@ -230,9 +262,20 @@ def run_latency(quick: bool = False, ks: list[int] | None = None, log=print, oth
             row, floor_us = _jitted_rows(k, fused, floor, pv, qv, cm, q_np, c_np, budget)
             dispatch_floor.append({"k": k, "median_us": floor_us})
             sweep_compiles += counted["compiles"] - before
-            if k <= cap["numpy"]:
-                c_k = frcore.Candidates(*(x[:k] for x in c_np))
-                row["numpy"] = _timeit(
+            c_k = frcore.Candidates(*(x[:k] for x in c_np))  # the k candidates, unpadded
+            row["numpy_vectorised"] = _timeit(
+                lambda: peers.numpy_score_top_k(peer_params, q_np, c_k, TOP),  # noqa: B023 (timed in this iteration)
+                budget_s=budget,
+                max_reps=2000,
+            )
+            qv_host, cm_host = frcore.pack_query(q_np), frcore.pack_candidates(c_k)
+            row["numba"] = _timeit(
+                lambda: numba_kernel(pv_host, qv_host, cm_host, TOP),  # noqa: B023 (timed in this iteration)
+                budget_s=budget,
+                max_reps=2000,
+            )
+            if k <= cap["float64_reference"]:
+                row["float64_reference"] = _timeit(
                     # timed within this iteration, so the loop variables are the current ones
                     lambda: ref.top_k(ref.score_candidates(np_params, q_np, c_k, config).total, TOP),  # noqa: B023
                     budget_s=budget,
@@ -282,8 +325,14 @@ def run_latency(quick: bool = False, ks: list[int] | None = None, log=print, oth
     if other_dispatch:
         log("the jitted rows again in a child process, in the other CPU dispatch mode …")
         other = _other_dispatch(ks, quick)
+    floor20 = [d["median_us"] for d in dispatch_floor if d["k"] == 20]
+    jax20 = [r["median_us"] for r in results if r["impl"] == "jax" and r["k"] == 20]
     return {
         "results": results,
+        "kernel_to_floor_k20": float(jax20[0] / floor20[0]) if jax20 and floor20 else None,
+        "numba_compile_s": float(numba_compile_s),
+        "labels": dict(LABELS),
+        "peers": list(PEERS),
         "other_dispatch": other,
         "slope_ns": slope,
         "batched": {"B": B, "k": kb, "scores_per_s": float(B * kb / t_batch)},
@@ -319,7 +368,9 @@ def write_figure(res: dict, path: str | Path) -> Path:
         pts = sorted((r["k"], r["median_us"]) for r in res["results"] if r["impl"] == impl)
         if pts:
             s = res["slope_ns"].get(impl)
-            ax.plot(*zip(*pts), marker="o", label=impl + (f" ({s:,.0f} ns/cand.)" if s is not None else ""))
+            lab = LABELS[impl] + (f" ({s:,.0f} ns/cand.)" if s is not None else "")
+            peer = impl in PEERS  # the peers dashed, square markers
+            ax.plot(*zip(*pts), marker="s" if peer else "o", linestyle="--" if peer else "-", label=lab)
     other = res.get("other_dispatch")
     if other:
         pts = sorted((r["k"], r["median_us"]) for r in other["results"] if r["impl"] == "jax")
@@ -330,7 +381,12 @@ def write_figure(res: dict, path: str | Path) -> Path:
         yscale="log",
         xlabel="k (scored candidate edges)",
         ylabel="median latency (μs)",
-        title="Lifecycle-layer latency vs k",
+        title="Lifecycle-layer latency vs k"
+        + (
+            f"\nkernel / dispatch floor at k=20: {res['kernel_to_floor_k20']:.2f}x"
+            if res.get("kernel_to_floor_k20")
+            else ""
+        ),
     )
     ax.legend(fontsize=8)
     fig.tight_layout()
@@ -369,7 +425,10 @@ def run_cli(args) -> int:
     )
     floor20 = [d["median_us"] for d in res["dispatch_floor"] if d["k"] == 20]
     if floor20:
-        print(f"dispatch floor at k=20 (trivial executable, same inputs): {floor20[0]:,.1f} μs")
+        print(
+            f"dispatch floor at k=20 (trivial executable, same inputs): {floor20[0]:,.1f} μs"
+            + (f"; kernel / floor {res['kernel_to_floor_k20']:.2f}x" if res["kernel_to_floor_k20"] else "")
+        )
     other = res.get("other_dispatch")
     if other:
         o20 = {r["impl"]: r["median_us"] for r in other["results"] if r["k"] == 20}
@@ -390,7 +449,9 @@ def run_cli(args) -> int:
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("latency", help="median single-query latency vs k (jax, numpy twin, plain Python)")
+    p = subparsers.add_parser(
+        "latency", help="median single-query latency vs k (jax; NumPy and numba peers; float64 oracle; plain Python)"
+    )
     p.add_argument("--quick", action="store_true", help="reduced grid, under a minute")
     p.add_argument("--ks", help="comma-separated candidate counts (overrides the grid)")
     p.add_argument("--json", help="write results here")

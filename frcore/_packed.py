@@ -21,6 +21,7 @@ candidates, ``kk`` the kept candidates, ``r`` the output rows of :func:`score_to
 from __future__ import annotations
 
 import functools
+import operator
 
 import jax
 import jax.numpy as jnp
@@ -189,6 +190,39 @@ def score_top_k_packed(
     return values, order, ScoreTerms(*(t[order] if t.ndim else jnp.broadcast_to(t, order.shape) for t in terms))
 
 
+#: the largest candidate count whose top-k :func:`score_top_k_rows` (without terms) selects by
+#: ranks (:func:`_top_k_rows_by_rank`) instead of ``lax.top_k``: the buckets 8, 16 and 32 (the
+#: selection is n² elementwise ops, unrolled at trace time)
+RANK_SELECT_MAX = 32
+
+
+def _top_k_rows_by_rank(total: Float[AnyArray, " k"], k: int) -> Float[jax.Array, "2 kk"]:
+    """:func:`frcore.top_k` of one (n,) total as (2, min(k, n)) rows — the values, then the
+    indices as float32 — by ranks::
+
+        rank_i = #{j : t_j > t_i  or  (t_j = t_i and j < i)}      (t: the total, −0.0 as +0.0)
+        row[0, m] = t_j,  row[1, m] = j   for the j with rank_j = m
+
+    the same values and indices as ``lax.top_k`` (descending, ties to the lower index, −∞
+    last), written as n elementwise sums over the candidates rather than a reduce: XLA's CPU
+    backend fuses it into two small loops, with no TopK custom call and no concatenation
+    (docs/performance.md gives the measured difference)."""
+    t = jnp.where(total == 0, jnp.zeros_like(total), total)
+    n = t.shape[0]
+    kk = min(k, n)
+    # iotas, not host constants: XLA computes them inside the fused loops (a host constant per j
+    # would be one more buffer for each loop to read)
+    i = jnp.arange(n, dtype=jnp.int32)
+    rank = functools.reduce(operator.add, [((t[j] > t) | ((t[j] == t) & (j < i))).astype(jnp.int32) for j in range(n)])
+    slot = jnp.arange(kk, dtype=jnp.int32)[None, :]
+    values_row = (jnp.arange(2, dtype=jnp.int32) == 0)[:, None]
+    zero = jnp.zeros((), t.dtype)
+    return functools.reduce(
+        operator.add,
+        [jnp.where(rank[j] == slot, jnp.where(values_row, t[j], jnp.asarray(j, t.dtype)), zero) for j in range(n)],
+    )
+
+
 @functools.partial(jax.jit, static_argnames=("k", "config", "with_terms"))
 def score_top_k_rows(
     pvec: PackedParams,
@@ -204,8 +238,12 @@ def score_top_k_rows(
 
     One output array instead of a tuple: one device→host conversion for a caller that needs
     them all (FR-Bank's explain: one instead of 12), and one buffer per call, although the
-    stack is one more kernel (docs/performance.md gives the measured difference)."""
+    stack is one more kernel (docs/performance.md gives the measured difference). Without terms,
+    up to :data:`RANK_SELECT_MAX` candidates are selected by :func:`_top_k_rows_by_rank` (the
+    same rows, fused with the score)."""
     if not with_terms:
+        if cmat.shape[1] <= RANK_SELECT_MAX:
+            return _top_k_rows_by_rank(score_packed(pvec, qvec, cmat, config).total, k)
         values, order = score_top_k_packed(pvec, qvec, cmat, k, config)
         return jnp.stack([values, order.astype(values.dtype)])
     values, order, terms = score_top_k_packed(pvec, qvec, cmat, k, config, with_terms=True)

@@ -1,5 +1,9 @@
 """Latency scaling: median lifecycle-layer latency vs k (log-log), one line per implementation,
-the paper's 47 μs at k=20 and its 1.96 μs/candidate slope as references (§D.9).
+the paper's 47 μs at k=20 and its 1.96 μs/candidate slope as references (§D.9). Each line is
+named by the file's ``labels`` (``fr latency``'s :data:`experiments.latency.LABELS`: the float64
+twin as "float64 reference (test oracle)"); the rows the file lists under ``peers`` (vectorised
+NumPy, numba) are drawn dashed with square markers; the kernel-to-dispatch-floor ratio at k = 20
+(``kernel_to_floor_k20``) is in the title when the file has it.
 
 Reads ``latency.json`` (``fr latency --json``)."""
 
@@ -33,13 +37,15 @@ def make(results_dir: str | Path, out_dir: str | Path) -> list[Path]:
         by_impl.setdefault(str(r["impl"]), []).append((k, t))
     ref = {**ledger.LATENCY, **paper(d, {})}
     slopes = d.get("slope_ns") or {}
+    labels = d.get("labels") or {}
+    peers = set(d.get("peers") or ())
     fig, ax = figure(figsize=(5.2, 3.6))
     for impl, pts in by_impl.items():
         pts.sort()
         k, t = np.array(pts).T
         s = slopes.get(impl)
-        lab = impl + (f" (slope {float(s):.0f} ns/cand.)" if isinstance(s, (int, float)) else "")
-        ax.plot(k, t, "o-", label=lab)
+        lab = str(labels.get(impl, impl)) + (f" (slope {float(s):.0f} ns/cand.)" if isinstance(s, (int, float)) else "")
+        ax.plot(k, t, "s--" if impl in peers else "o-", label=lab)
     other = d.get("other_dispatch") or {}
     pts = sorted((float(r["k"]), float(r["median_us"])) for r in other.get("results", []) if r.get("impl") == "jax")
     if pts:
@@ -62,6 +68,8 @@ def make(results_dir: str | Path, out_dir: str | Path) -> list[Path]:
         extra = f"\nbatched: {b['scores_per_s']:.3g} scores/s (B={b.get('B')}, k={b.get('k')})"
     if isinstance(d.get("compile_s"), (int, float)):
         extra += f"; compile {d['compile_s']:.2f} s (excluded)"
+    if isinstance(d.get("kernel_to_floor_k20"), (int, float)):
+        extra += f"\nkernel / dispatch floor at k=20: {d['kernel_to_floor_k20']:.2f}x"
     ax.set_title("Lifecycle-layer latency vs k" + extra)
     ax.legend(loc="upper left")
     return [save(fig, out_dir, "fig_latency")]

@@ -8,11 +8,15 @@ import json
 import numpy as np
 import pytest
 
-from experiments.latency import IMPLS, run_latency
+from experiments.latency import IMPLS, LABELS, PEERS, run_latency
 from frcore.cli import main
 
 KEYS = {
     "results",
+    "kernel_to_floor_k20",
+    "numba_compile_s",
+    "labels",
+    "peers",
     "other_dispatch",
     "slope_ns",
     "batched",
@@ -58,6 +62,17 @@ def _check_shape(res: dict, ks: list[int]) -> None:
         d["median_us"] > 0 for d in res["dispatch_floor"]
     )
     assert isinstance(res["machine"], dict) and res["machine"]["backend"]
+    # the ratio is the jax row over the dispatch floor at k = 20, from the file's own numbers
+    if 20 in ks:
+        jax20 = next(r["median_us"] for r in res["results"] if (r["impl"], r["k"]) == ("jax", 20))
+        floor20 = next(d["median_us"] for d in res["dispatch_floor"] if d["k"] == 20)
+        assert res["kernel_to_floor_k20"] == pytest.approx(jax20 / floor20, rel=1e-12)
+    else:
+        assert res["kernel_to_floor_k20"] is None
+    assert res["labels"] == LABELS and res["peers"] == list(PEERS) == ["numpy_vectorised", "numba"]
+    assert res["labels"]["float64_reference"] == "float64 reference (test oracle)"
+    assert "numpy" not in res["labels"], "the float64 twin is not to be read as NumPy's speed"
+    assert isinstance(res["numba_compile_s"], float) and res["numba_compile_s"] > 0
     other = res["other_dispatch"]  # the jitted rows in the other CPU dispatch mode (child process)
     assert {res["machine"]["cpu_dispatch"], other["cpu_dispatch"]} == {"sync", "async"}
     assert sorted((r["impl"], r["k"]) for r in other["results"]) == sorted(

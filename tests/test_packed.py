@@ -85,3 +85,26 @@ def test_score_top_k_rows_is_score_top_k_packed_stacked(p, q, c, k):
     assert short.shape == (2, np.asarray(o2).size)
     np.testing.assert_array_equal(short[0], np.asarray(v2))
     np.testing.assert_array_equal(short[1].astype(np.int64), np.asarray(o2))
+
+
+@settings(max_examples=60)
+@given(
+    t=st.lists(
+        st.sampled_from([0.0, -0.0, 1.0, -1.0, 2.5, -np.inf]) | st.floats(-5, 5, width=32), min_size=1, max_size=32
+    ),
+    k=st.integers(1, 40),
+)
+def test_rank_selection_is_lax_top_k_exactly(t, k):
+    """The rank selection of :func:`score_top_k_rows` (≤ RANK_SELECT_MAX candidates, without terms)
+    returns exactly :func:`frcore.top_k`'s values and indices (ties, −0.0 and −∞ included)."""
+    import jax
+
+    from frcore._packed import RANK_SELECT_MAX, _top_k_rows_by_rank
+
+    total = np.asarray(t, np.float32)
+    assert total.size <= RANK_SELECT_MAX
+    rows = np.asarray(jax.jit(_top_k_rows_by_rank, static_argnums=1)(total, k))
+    values, order = fr.top_k(total, k)
+    assert rows.shape == (2, np.asarray(order).size)
+    np.testing.assert_array_equal(rows[0], np.asarray(values))
+    np.testing.assert_array_equal(rows[1].astype(np.int64), np.asarray(order))
