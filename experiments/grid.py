@@ -12,8 +12,10 @@ question's fixed candidate set** — the parameter sets are stacked and scored b
 parameters do not enter candidate generation (stages 1–5 read similarities, routing, states and
 the pipeline's switches only), so for a system whose pipeline is FR-full's up to score switches
 that leave those stages alone, each setting's pass rate is the one ``fr bench run --param …``
-gives (tested). With ``--scheduler ADDRESS`` the chunks run on a Dask cluster (the table is
-scattered to the workers once).
+gives (tested). With ``--scheduler ADDRESS`` both maps run on a Dask cluster
+(:func:`frcore.bench.map_tasks`): the candidate table is built a persona per task, then each
+chunk of settings is a task (the table scattered to the workers once); the result equals the
+in-process run's.
 
 Per setting: pass, staleness, pass per attack vector, and Jaccard@10 / Kendall τ of its ranking
 against the ranking under the default parameters (same system), averaged over questions.
@@ -40,9 +42,11 @@ from frcore import ScoreConfig, default_params, stack_params
 from frcore.bench import (
     SYSTEMS,
     System,
+    connect,
     git_revision,
     load_suites_arg,
     make_embedder,
+    map_tasks,
     question_outcome,
     resolve_systems,
 )
@@ -145,7 +149,7 @@ def _metrics(total: np.ndarray, ref_total: np.ndarray, table: SweepTable) -> lis
     return out
 
 
-def _chunk_task(table: SweepTable, sets: list, config: ScoreConfig, ref_total: np.ndarray) -> list[dict]:
+def _chunk_task(table: SweepTable, config: ScoreConfig, ref_total: np.ndarray, sets: list) -> list[dict]:
     """One batched kernel call over a chunk of parameter sets, then its metrics."""
     return _metrics(scores(table, stack_params(sets), config), ref_total, table)
 
@@ -158,6 +162,7 @@ def evaluate_grid(
     chunk: int = DEFAULT_CHUNK,
     scheduler: str | None = None,
     client=None,
+    progress: bool = False,
 ) -> tuple[list[dict], dict, int]:
     """Score every parameter set on the table's fixed candidate sets: returns (metrics per set,
     the reference's metrics (the system under the default parameters), number of kernel calls)."""
@@ -167,17 +172,17 @@ def evaluate_grid(
         raise ValueError(f"--chunk: must be ≥ 1, got {chunk}")
     ref_total = scores(table, stack_params([system.params(default_params())]), config)[0]
     ref = _metrics(ref_total[None], ref_total, table)[0]
-    chunks = [list(sets[i : i + chunk]) for i in range(0, len(sets), chunk)]
-    if client is None and scheduler:
-        from dask.distributed import Client
-
-        client = Client(scheduler)
-    if client is not None:
-        t = client.scatter(table, broadcast=True)
-        r = client.scatter(ref_total, broadcast=True)
-        parts = client.gather([client.submit(_chunk_task, t, c, config, r, pure=False) for c in chunks])
-    else:
-        parts = [_chunk_task(table, c, config, ref_total) for c in chunks]
+    chunks = [(list(sets[i : i + chunk]),) for i in range(0, len(sets), chunk)]
+    parts = map_tasks(
+        _chunk_task,
+        chunks,
+        (table, config, ref_total),
+        scheduler=scheduler,
+        client=client,
+        desc="scoring settings",
+        unit="chunk",
+        progress=progress,
+    )
     return [m for part in parts for m in part], ref, len(chunks)
 
 
@@ -200,9 +205,11 @@ def run_grid(
     sys_ = rescorable(resolve_systems([system])[0])
     labels, sets = grid_settings(axes, base, sys_)
     t0 = time.perf_counter()
-    table = build_table(suites, embedder, source=label, progress=progress) if table is None else table
+    client = connect(scheduler, client)
+    if table is None:
+        table = build_table(suites, embedder, source=label, progress=progress, client=client)
     t1 = time.perf_counter()
-    metrics, ref, calls = evaluate_grid(table, sets, sys_, chunk=chunk, scheduler=scheduler, client=client)
+    metrics, ref, calls = evaluate_grid(table, sets, sys_, chunk=chunk, client=client, progress=progress)
     t2 = time.perf_counter()
     grid = [{"params": lab, **{k: v for k, v in m.items() if k != "passed"}} for lab, m in zip(labels, metrics)]
     return {
