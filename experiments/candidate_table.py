@@ -185,6 +185,28 @@ def kendall(x: np.ndarray, y: np.ndarray) -> float:
     return 1.0 if not np.isfinite(t) else float(t)
 
 
+def kendall_batched(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """:func:`kendall` over the last axis of ``x`` and ``y`` (broadcast), every vector at once:
+    over the pairs i < j of candidates finite in both, τ-b = Σ sgn(xᵢ − xⱼ)·sgn(yᵢ − yⱼ) /
+    √(pairs untied in x) / √(pairs untied in y), clipped to [−1, 1] — SciPy's integer counts
+    and divisions, so the value is SciPy's to the bit; 1 where it is undefined (fewer than two
+    such candidates, or every pair tied in x or in y)."""
+    x, y = np.broadcast_arrays(np.asarray(x), np.asarray(y))
+    ok = np.isfinite(x) & np.isfinite(y)
+    n = x.shape[-1]
+    pair = ok[..., :, None] & ok[..., None, :] & np.triu(np.ones((n, n), dtype=bool), k=1)
+    sx = (x[..., :, None] > x[..., None, :]).astype(np.int8) - (x[..., :, None] < x[..., None, :])
+    sy = (y[..., :, None] > y[..., None, :]).astype(np.int8) - (y[..., :, None] < y[..., None, :])
+    sx, sy = np.where(pair, sx, 0), np.where(pair, sy, 0)
+    con_minus_dis = (sx.astype(np.int64) * sy).sum(axis=(-2, -1))
+    untied_x = np.abs(sx).sum(axis=(-2, -1), dtype=np.int64)
+    untied_y = np.abs(sy).sum(axis=(-2, -1), dtype=np.int64)
+    defined = (untied_x > 0) & (untied_y > 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        tau = con_minus_dis / np.sqrt(untied_x) / np.sqrt(untied_y)
+    return np.where(defined, np.clip(tau, -1.0, 1.0), 1.0)
+
+
 def compare_to(reference_total: np.ndarray, total: np.ndarray, table: SweepTable) -> dict:
     """Jaccard@10, Kendall τ and displaced edges per query between a reference and others.
 
@@ -194,11 +216,10 @@ def compare_to(reference_total: np.ndarray, total: np.ndarray, table: SweepTable
     rk = rankings(total, table)
     P, Q = total.shape[:2]
     jac = np.zeros((P, Q))
-    tau = np.zeros((P, Q))
+    tau = kendall_batched(reference_total[None], total)
     disp = np.zeros((P, Q))
     for p in range(P):
         for q in range(Q):
             jac[p, q] = jaccard(ref[q], rk[p, q])
-            tau[p, q] = kendall(reference_total[q], total[p, q])
             disp[p, q] = len(set(ref[q]) - set(rk[p, q]))
     return {"jaccard": jac, "tau": tau, "displaced": disp, "ranked": rk, "reference_ranked": ref}

@@ -21,7 +21,7 @@ Per setting: pass, staleness, pass per attack vector, and Jaccard@10 / Kendall �
 against the ranking under the default parameters (same system), averaged over questions.
 Written as JSON (``{"grid": [{"params", "pass", "staleness", "per_av", "jaccard_at_10",
 "kendall_tau"}], …}``), CSV (one row per setting) and a figure: a heat map for two parameters,
-curves for one, pass per setting for more.
+curves for one, pass per setting for more (above 60 settings, the settings ranked by pass).
 """
 
 from __future__ import annotations
@@ -55,6 +55,9 @@ from .candidate_table import SweepTable, build_table, compare_to, scores
 
 #: Settings scored per kernel call (and per Dask task): bounds the (P, Q, B) score array.
 DEFAULT_CHUNK = 64
+#: Above this many settings of three or more parameters the figure ranks them by pass (a line)
+#: instead of drawing a labelled bar per setting.
+LABELLED_BARS = 60
 #: The JSON ``method`` note (also printed).
 METHOD = (
     "re-scores each question's fixed candidate set (FR-Bank's pipeline run once per question with the system's "
@@ -266,7 +269,8 @@ def write_csv(result: dict, path: str | Path) -> Path:
 
 def plot_grid(result: dict, path: str | Path) -> Path:
     """A heat map of pass (and staleness) for two parameters; curves of pass, staleness,
-    Jaccard@10 and τ for one; pass per setting for three or more."""
+    Jaccard@10 and τ for one; pass per setting for three or more (a bar each up to
+    :data:`LABELLED_BARS` settings, beyond that the settings ranked by pass)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -320,6 +324,16 @@ def plot_grid(result: dict, path: str | Path) -> Path:
             ax.set_xlabel(a["name"])
             ax.legend(fontsize=8)
             ax.grid(alpha=0.3)
+    elif len(grid) > LABELLED_BARS:
+        order = sorted(range(len(grid)), key=lambda i: -grid[i]["pass"])
+        fig, ax = plt.subplots(figsize=(8, 4), layout="constrained")
+        ax.plot(range(1, len(grid) + 1), [100 * grid[i]["pass"] for i in order], lw=1.2)
+        ax.axhline(100 * ref["pass"], ls=":", color="k", lw=1)
+        best = grid[order[0]]["params"]
+        ax.set_xlabel(f"the {len(grid):,} settings, ranked by pass")
+        ax.set_ylabel("pass % (dotted: default)")
+        ax.set_title("best: " + ", ".join(f"{k} = {_label(v)}" for k, v in best.items()), fontsize=8)
+        ax.grid(alpha=0.3)
     else:
         fig, ax = plt.subplots(figsize=(max(6, 0.35 * len(grid)), 4), layout="constrained")
         ax.bar(range(len(grid)), [100 * g["pass"] for g in grid])
