@@ -923,7 +923,7 @@ def run_longmemeval(
         scheduler=scheduler,
         client=client,
         desc="questions",
-        unit="q",
+        unit="question",
         progress=progress,
     )
     for q, (rankings, info) in zip(data.questions, answers):
