@@ -77,6 +77,9 @@ def scheduler(tmp_path_factory):
             address = c.scheduler.address
         yield address
     finally:
+        from frcore.bench import disconnect
+
+        disconnect()  # the clients the commands opened, before their scheduler goes
         _stop(procs)
         for f in logs:
             f.close()

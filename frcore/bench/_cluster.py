@@ -80,6 +80,12 @@ def connect(scheduler: str | None = None, client=None):
     return _CLIENTS[scheduler]
 
 
+def disconnect() -> None:
+    """Close the clients :func:`connect` opened in this process."""
+    while _CLIENTS:
+        _CLIENTS.popitem()[1].close()
+
+
 def shipped_bytes(values: Sequence) -> int:
     """Pickled size of ``values`` as :func:`map_tasks` ships them (after :func:`portable`)."""
     return len(pickle.dumps(tuple(portable(v) for v in values), protocol=pickle.HIGHEST_PROTOCOL))
