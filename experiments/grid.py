@@ -12,14 +12,16 @@ question's fixed candidate set** — the parameter sets are stacked and scored b
 parameters do not enter candidate generation (stages 1–5 read similarities, routing, states and
 the pipeline's switches only), so for a system whose pipeline is FR-full's up to score switches
 that leave those stages alone, each setting's pass rate is the one ``fr bench run --param …``
-gives (tested). With ``--scheduler ADDRESS`` the chunks run on a Dask cluster (the table is
-scattered to the workers once).
+gives (tested). With ``--scheduler ADDRESS`` both maps run on a Dask cluster
+(:func:`frcore.bench.map_tasks`): the candidate table is built a persona per task, then each
+chunk of settings is a task (the table scattered to the workers once); the result equals the
+in-process run's.
 
 Per setting: pass, staleness, pass per attack vector, and Jaccard@10 / Kendall τ of its ranking
 against the ranking under the default parameters (same system), averaged over questions.
 Written as JSON (``{"grid": [{"params", "pass", "staleness", "per_av", "jaccard_at_10",
 "kendall_tau"}], …}``), CSV (one row per setting) and a figure: a heat map for two parameters,
-curves for one, pass per setting for more.
+curves for one, pass per setting for more (above 60 settings, the settings ranked by pass).
 """
 
 from __future__ import annotations
@@ -40,9 +42,11 @@ from frcore import ScoreConfig, default_params, stack_params
 from frcore.bench import (
     SYSTEMS,
     System,
+    connect,
     git_revision,
     load_suites_arg,
     make_embedder,
+    map_tasks,
     question_outcome,
     resolve_systems,
 )
@@ -51,6 +55,9 @@ from .candidate_table import SweepTable, build_table, compare_to, scores
 
 #: Settings scored per kernel call (and per Dask task): bounds the (P, Q, B) score array.
 DEFAULT_CHUNK = 64
+#: Above this many settings of three or more parameters the figure ranks them by pass (a line)
+#: instead of drawing a labelled bar per setting.
+LABELLED_BARS = 60
 #: The JSON ``method`` note (also printed).
 METHOD = (
     "re-scores each question's fixed candidate set (FR-Bank's pipeline run once per question with the system's "
@@ -145,7 +152,7 @@ def _metrics(total: np.ndarray, ref_total: np.ndarray, table: SweepTable) -> lis
     return out
 
 
-def _chunk_task(table: SweepTable, sets: list, config: ScoreConfig, ref_total: np.ndarray) -> list[dict]:
+def _chunk_task(table: SweepTable, config: ScoreConfig, ref_total: np.ndarray, sets: list) -> list[dict]:
     """One batched kernel call over a chunk of parameter sets, then its metrics."""
     return _metrics(scores(table, stack_params(sets), config), ref_total, table)
 
@@ -158,6 +165,7 @@ def evaluate_grid(
     chunk: int = DEFAULT_CHUNK,
     scheduler: str | None = None,
     client=None,
+    progress: bool = False,
 ) -> tuple[list[dict], dict, int]:
     """Score every parameter set on the table's fixed candidate sets: returns (metrics per set,
     the reference's metrics (the system under the default parameters), number of kernel calls)."""
@@ -167,17 +175,17 @@ def evaluate_grid(
         raise ValueError(f"--chunk: must be ≥ 1, got {chunk}")
     ref_total = scores(table, stack_params([system.params(default_params())]), config)[0]
     ref = _metrics(ref_total[None], ref_total, table)[0]
-    chunks = [list(sets[i : i + chunk]) for i in range(0, len(sets), chunk)]
-    if client is None and scheduler:
-        from dask.distributed import Client
-
-        client = Client(scheduler)
-    if client is not None:
-        t = client.scatter(table, broadcast=True)
-        r = client.scatter(ref_total, broadcast=True)
-        parts = client.gather([client.submit(_chunk_task, t, c, config, r, pure=False) for c in chunks])
-    else:
-        parts = [_chunk_task(table, c, config, ref_total) for c in chunks]
+    chunks = [(list(sets[i : i + chunk]),) for i in range(0, len(sets), chunk)]
+    parts = map_tasks(
+        _chunk_task,
+        chunks,
+        (table, config, ref_total),
+        scheduler=scheduler,
+        client=client,
+        desc="scoring settings",
+        unit="chunk",
+        progress=progress,
+    )
     return [m for part in parts for m in part], ref, len(chunks)
 
 
@@ -200,9 +208,11 @@ def run_grid(
     sys_ = rescorable(resolve_systems([system])[0])
     labels, sets = grid_settings(axes, base, sys_)
     t0 = time.perf_counter()
-    table = build_table(suites, embedder, source=label, progress=progress) if table is None else table
+    client = connect(scheduler, client)
+    if table is None:
+        table = build_table(suites, embedder, source=label, progress=progress, client=client)
     t1 = time.perf_counter()
-    metrics, ref, calls = evaluate_grid(table, sets, sys_, chunk=chunk, scheduler=scheduler, client=client)
+    metrics, ref, calls = evaluate_grid(table, sets, sys_, chunk=chunk, client=client, progress=progress)
     t2 = time.perf_counter()
     grid = [{"params": lab, **{k: v for k, v in m.items() if k != "passed"}} for lab, m in zip(labels, metrics)]
     return {
@@ -259,7 +269,8 @@ def write_csv(result: dict, path: str | Path) -> Path:
 
 def plot_grid(result: dict, path: str | Path) -> Path:
     """A heat map of pass (and staleness) for two parameters; curves of pass, staleness,
-    Jaccard@10 and τ for one; pass per setting for three or more."""
+    Jaccard@10 and τ for one; pass per setting for three or more (a bar each up to
+    :data:`LABELLED_BARS` settings, beyond that the settings ranked by pass)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -313,6 +324,16 @@ def plot_grid(result: dict, path: str | Path) -> Path:
             ax.set_xlabel(a["name"])
             ax.legend(fontsize=8)
             ax.grid(alpha=0.3)
+    elif len(grid) > LABELLED_BARS:
+        order = sorted(range(len(grid)), key=lambda i: -grid[i]["pass"])
+        fig, ax = plt.subplots(figsize=(8, 4), layout="constrained")
+        ax.plot(range(1, len(grid) + 1), [100 * grid[i]["pass"] for i in order], lw=1.2)
+        ax.axhline(100 * ref["pass"], ls=":", color="k", lw=1)
+        best = grid[order[0]]["params"]
+        ax.set_xlabel(f"the {len(grid):,} settings, ranked by pass")
+        ax.set_ylabel("pass % (dotted: default)")
+        ax.set_title("best: " + ", ".join(f"{k} = {_label(v)}" for k, v in best.items()), fontsize=8)
+        ax.grid(alpha=0.3)
     else:
         fig, ax = plt.subplots(figsize=(max(6, 0.35 * len(grid)), 4), layout="constrained")
         ax.bar(range(len(grid)), [100 * g["pass"] for g in grid])

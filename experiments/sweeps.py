@@ -11,8 +11,11 @@ fixed (our simplification: the stages before scoring are not re-run), which isol
 scoring layer's sensitivity.
 
 Each sweep is a named frozen config; each writes a results file recording config, seed, data
-source and git revision. ``--scheduler ADDRESS`` runs the grid of noise settings on a Dask
-cluster (dask.distributed); otherwise it runs in-process.
+source and git revision. ``--scheduler ADDRESS`` runs every sweep on a Dask cluster
+(:func:`frcore.bench.map_tasks`): the candidate table is built a persona per task, the
+multiplier, α and granularity parameter sets are scored in chunks of 64 a task each, the noise
+and label settings a task each, the holdout calibration as one task; results equal the
+in-process run's.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import datetime as dt
 import json
 import time
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,15 +49,17 @@ from frcore.bank import derive_states
 from frcore.bench import (
     cognitive_partition,
     collapse_params,
+    connect,
     git_revision,
     load_suites_arg,
     make_embedder,
+    map_tasks,
     mcnemar,
     paired_bootstrap,
     suite_to_dict,
 )
 
-from .candidate_table import SweepTable, build_table, compare_to, passes, rankings, scores
+from .candidate_table import SweepTable, build_table, compare_to, passes, rankings, score_sets, scores
 from .ledger import PAPER
 
 MULTIPLIERS = (0.25, 0.33, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0)
@@ -118,7 +123,9 @@ def _meta(config, seed: int | None, table: SweepTable) -> dict:
     }
 
 
-def run_multiplier(table: SweepTable, cfg: MultiplierSweep = MultiplierSweep(), base=None) -> dict:
+def run_multiplier(
+    table: SweepTable, cfg: MultiplierSweep = MultiplierSweep(), base=None, scheduler: str | None = None, client=None
+) -> dict:
     """Per-category decay multiplier sweep: Jaccard@10 and Kendall τ against the default
     ranking; the feasible region per category is where mean Jaccard ≥ 0.95 (paper: 10 of 11
     categories tolerate 0.25x–4x; RELATIONAL_BONDS 0.33x–4x). ``base``: the parameter set the
@@ -130,7 +137,7 @@ def run_multiplier(table: SweepTable, cfg: MultiplierSweep = MultiplierSweep(), 
             mult = np.ones(N_CATEGORIES)
             mult[c] = m
             sets.append(frcore.scale_rates(base, mult))
-    total = scores(table, stack_params(sets))
+    total = score_sets(table, sets, scheduler=scheduler, client=client)
     ref = scores(table, stack_params([base]))[0]
     cmp_ = compare_to(ref, total, table)
     per: dict[str, dict[str, Any]] = {}
@@ -155,7 +162,9 @@ def run_multiplier(table: SweepTable, cfg: MultiplierSweep = MultiplierSweep(), 
     }
 
 
-def run_alpha(table: SweepTable, cfg: AlphaSweep = AlphaSweep(), base=None) -> dict:
+def run_alpha(
+    table: SweepTable, cfg: AlphaSweep = AlphaSweep(), base=None, scheduler: str | None = None, client=None
+) -> dict:
     """Global α sweeps (coarse and fine) against FR-full's category-specific α: pass rates,
     paired bootstrap CIs and McNemar tests, Bonferroni-corrected over the fine grid
     (paper: all fine-grained p-values fail Bonferroni at p < 0.0056)."""
@@ -164,7 +173,7 @@ def run_alpha(table: SweepTable, cfg: AlphaSweep = AlphaSweep(), base=None) -> d
     out = {**_meta(cfg, None, table), "fr_full_pass": float(ref_pass.mean())}
     for grid_name, grid in (("coarse", cfg.coarse), ("fine", cfg.fine)):
         sets = [frcore.replace_params(base, global_alpha=a) for a in grid]
-        total = scores(table, stack_params(sets), ScoreConfig(global_alpha=True))
+        total = score_sets(table, sets, ScoreConfig(global_alpha=True), scheduler=scheduler, client=client)
         p = passes(rankings(total, table), table)
         rows = []
         bonf = cfg.alpha_level / len(grid)
@@ -309,30 +318,21 @@ def _noise_task(table: SweepTable, kind: str, rate: float, seed: int, params=Non
     }
 
 
-def map_grid(fn: Callable, tasks: Sequence[tuple], scheduler: str | None = None, client=None) -> list:
-    """Run ``fn(*task)`` for every task: on a Dask cluster when given a scheduler address or
-    client, in-process otherwise. Results come back in task order."""
-    if client is None and scheduler:
-        from dask.distributed import Client
-
-        client = Client(scheduler)
-    if client is not None:
-        futures = [client.submit(fn, *t, pure=False) for t in tasks]
-        return client.gather(futures)
-    return [fn(*t) for t in tasks]
-
-
 def _noise_grid(
     table: SweepTable, settings: Sequence[tuple[str, float, int]], scheduler: str | None, client, base=None
 ) -> list[dict]:
-    """Run :func:`_noise_task` over (kind, rate, seed) settings; on a cluster the table is
-    scattered to every worker once instead of being pickled into each task."""
-    if client is None and scheduler:
-        from dask.distributed import Client
-
-        client = Client(scheduler)
-    ref = client.scatter(table, broadcast=True) if client is not None else table
-    return map_grid(_noise_task, [(ref, *t, base) for t in settings], client=client)
+    """Run :func:`_noise_task` over (kind, rate, seed) settings, a task each; on a cluster the
+    table is scattered to every worker once instead of being pickled into each task."""
+    return map_tasks(
+        _noise_task,
+        [(*t, base) for t in settings],
+        (table,),
+        scheduler=scheduler,
+        client=client,
+        desc="noise settings",
+        unit="setting",
+        progress=False,
+    )
 
 
 def run_noise(
@@ -378,13 +378,15 @@ def _summarize(rows: list[dict]) -> dict:
 # ----------------------------------------------------------------------------- granularity
 
 
-def run_granularity(table: SweepTable, cfg: Granularity = Granularity(), base=None) -> dict:
+def run_granularity(
+    table: SweepTable, cfg: Granularity = Granularity(), base=None, scheduler: str | None = None, client=None
+) -> dict:
     """Ontologies collapsed to k clusters (optimal partitions) and the cognitive 3-partition:
     pass rate per k in one batched call (paper: gains saturate near 7)."""
     parts = optimal_table_partitions()
     base = default_params() if base is None else base
     sets = [collapse_params(base, parts[k]) for k in cfg.ks] + [collapse_params(base, cognitive_partition())]
-    p = passes(rankings(scores(table, stack_params(sets)), table), table)
+    p = passes(rankings(score_sets(table, sets, scheduler=scheduler, client=client), table), table)
     rows = [{"k": k, "pass": float(p[i].mean()), "groups": parts[k]} for i, k in enumerate(cfg.ks)]
     return {
         **_meta(cfg, None, table),
@@ -397,20 +399,29 @@ def run_granularity(table: SweepTable, cfg: Granularity = Granularity(), base=No
 # ----------------------------------------------------------------------------- holdout
 
 
-def run_holdout(suites, embedder, table: SweepTable, seed: int = 0, base=None) -> dict:
-    """Persona holdout: calibrate category α on one half (theory A.15, max-margin), evaluate
-    on the other half against the default parameters (paper: 77.0% vs 76.8%). With ``base``,
-    calibration starts from it and it is the reference instead of the defaults."""
+def _calibrate_task(train: list[dict], embedder, base):
     from theory.calibrate import calibrate
     from theory.corpus import build_corpus
 
+    return calibrate(build_corpus(train, embedder), base=base)
+
+
+def run_holdout(
+    suites, embedder, table: SweepTable, seed: int = 0, base=None, scheduler: str | None = None, client=None
+) -> dict:
+    """Persona holdout: calibrate category α on one half (theory A.15, max-margin), evaluate
+    on the other half against the default parameters (paper: 77.0% vs 76.8%). With ``base``,
+    calibration starts from it and it is the reference instead of the defaults. On a cluster the
+    calibration (the corpus of the training half and its convex program) is one task."""
     personas = sorted({q["persona"] for q in table.questions})
     rng = np.random.default_rng(seed)
     rng.shuffle(personas)
     half = set(personas[: len(personas) // 2])
     train = [suite_to_dict(s) for s in suites if s.persona in half]
     ref = default_params() if base is None else base
-    params, cert = calibrate(build_corpus(train, embedder), base=base)
+    ((params, cert),) = map_tasks(
+        _calibrate_task, [(train, embedder, base)], scheduler=scheduler, client=client, progress=False
+    )
     test_idx = [i for i, q in enumerate(table.questions) if q["persona"] not in half]
     train_idx = [i for i, q in enumerate(table.questions) if q["persona"] in half]
     p = passes(rankings(scores(table, stack_params([ref, params])), table), table)
@@ -453,17 +464,18 @@ def run_all(
     unknown = [n for n in only if n not in SWEEPS]
     if unknown:
         raise ValueError(f"--only: unknown sweep(s) {unknown}; known: {', '.join(SWEEPS)}")
-    table = build_table(suites, embedder, source=label)
+    client = connect(scheduler)
+    table = build_table(suites, embedder, source=label, client=client)
     written = {}
     noise_cfg = NoiseSweep(rates=(0.1, 0.3), seeds=(0,)) if quick else NoiseSweep()
     label_cfg = LabelPerturbation(seeds=(0, 1)) if quick else LabelPerturbation()
     jobs = {
-        "multiplier": lambda: run_multiplier(table, base=base),
-        "alpha": lambda: run_alpha(table, base=base),
-        "noise": lambda: run_noise(table, noise_cfg, scheduler=scheduler, base=base),
-        "labels": lambda: run_label_perturbation(table, label_cfg, scheduler=scheduler, base=base),
-        "granularity": lambda: run_granularity(table, base=base),
-        "holdout": lambda: run_holdout(suites, embedder, table, base=base),
+        "multiplier": lambda: run_multiplier(table, base=base, client=client),
+        "alpha": lambda: run_alpha(table, base=base, client=client),
+        "noise": lambda: run_noise(table, noise_cfg, client=client, base=base),
+        "labels": lambda: run_label_perturbation(table, label_cfg, client=client, base=base),
+        "granularity": lambda: run_granularity(table, base=base, client=client),
+        "holdout": lambda: run_holdout(suites, embedder, table, base=base, client=client),
     }
     for name in only:
         t = time.perf_counter()
@@ -498,12 +510,10 @@ def _cli(args) -> int:
 
 
 def _suite_arguments(p) -> None:
-    from frcore.bench import add_suite_arguments
+    from frcore.bench import add_scheduler_argument, add_suite_arguments
 
     add_suite_arguments(p)
-    p.add_argument(
-        "--scheduler", metavar="ADDRESS", help="Dask scheduler address, e.g. tcp://host:8786 (default: in-process)"
-    )
+    add_scheduler_argument(p)
 
 
 def register(subparsers) -> None:

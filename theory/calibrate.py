@@ -139,6 +139,31 @@ def _fr_full_with(label: str, params: LifecycleParams | None):
     return side_system(label, system, params)
 
 
+def _fold_task(suites: Sequence, embedder, options: dict, f: int, held: tuple[str, ...]):
+    """One fold of :func:`calibrate_folds`: calibrate on the personas not in ``held``, run FR-full
+    on the held-out ones with the reference (side a) and calibrated (side b) parameters; returns
+    (params, certificate, the ``run_benchmark`` result, the calibration's question count)."""
+    from frcore import bench
+
+    from . import corpus as corpus_mod
+
+    held_set = set(held)
+    train = [s for s in suites if s.persona not in held_set]
+    test = [s for s in suites if s.persona in held_set]
+    corpus = corpus_mod.build_corpus(train, embedder)
+    params, cert = calibrate(corpus, margin=options["margin"], base=options["reference"])
+    res = bench.run_benchmark(
+        test,
+        [_fr_full_with("a", options["base"]), _fr_full_with("b", params)],
+        embedder,
+        gold_intent=options["gold_intent"],
+        keep_terms=False,
+        progress=False,
+        suite_label=f"{options['label']} [fold {f}]",
+    )
+    return params, cert, res, corpus.n_questions
+
+
 def calibrate_folds(
     suites: Sequence,
     embedder,
@@ -152,6 +177,8 @@ def calibrate_folds(
     boot_seed: int = 0,
     label: str = "",
     progress: bool = True,
+    scheduler: str | None = None,
+    client=None,
 ) -> dict[str, Any]:
     """K-fold cross-validation of the calibration over the personas of ``suites``.
 
@@ -164,11 +191,10 @@ def calibrate_folds(
     paired bootstrap ``diff_ci``, exact ``mcnemar_p``, ``discordant``, ``staleness_a`` /
     ``staleness_b``, ``per_av``, ``discordant_questions``); each fold also carries its persona
     split, its certificate and its parameter file (``parameter_file``, a ``frcore-params-v1``
-    document)."""
+    document). With ``scheduler`` / ``client`` the folds run on a Dask cluster, a fold per task
+    (:func:`frcore.bench.map_tasks`; the suites scattered once), with the same result."""
     from frcore import bench
     from frcore.bench.compare import compare_records
-
-    from . import corpus as corpus_mod
 
     by_persona = {s.persona: s for s in suites}
     if len(by_persona) != len(suites):
@@ -178,27 +204,28 @@ def calibrate_folds(
     t0 = time.perf_counter()
     out_folds: list[dict[str, Any]] = []
     pooled: list[dict] = []
-    for f, held in enumerate(folds, 1):
-        held_set = set(held)
-        train = [s for s in suites if s.persona not in held_set]
-        test = [s for s in suites if s.persona in held_set]
-        if progress:
+    if progress:
+        for f, held in enumerate(folds, 1):
             print(
-                f"fold {f}/{len(folds)}: calibrating on {len(train)} personas, holding out {', '.join(held)}",
+                f"fold {f}/{len(folds)}: calibrating on {len(suites) - len(held)} personas, holding out "
+                f"{', '.join(held)}",
                 file=sys.stderr,
                 flush=True,
             )
-        corpus = corpus_mod.build_corpus(train, embedder)
-        params, cert = calibrate(corpus, margin=margin, base=reference)
-        res = bench.run_benchmark(
-            test,
-            [_fr_full_with("a", base), _fr_full_with("b", params)],
-            embedder,
-            gold_intent=gold_intent,
-            keep_terms=False,
-            progress=progress,
-            suite_label=f"{label} [fold {f}]",
-        )
+    options = {"margin": margin, "base": base, "reference": reference, "gold_intent": gold_intent, "label": label}
+    done = bench.map_tasks(
+        _fold_task,
+        [(f, held) for f, held in enumerate(folds, 1)],
+        (list(suites), embedder, options),
+        scheduler=scheduler,
+        client=client,
+        desc="folds",
+        unit="fold",
+        progress=progress,
+    )
+    for (f, held), (params, cert, res, n_calibration) in zip(enumerate(folds, 1), done):
+        held_set = set(held)
+        train = [s for s in suites if s.persona not in held_set]
         records = res["questions"]
         pooled.extend(records)
         stats = compare_records(records, n_boot=n_boot, seed=boot_seed)
@@ -218,7 +245,7 @@ def calibrate_folds(
                 "held_out": list(held),
                 "calibrated_on": sorted(s.persona for s in train),
                 "n_questions": res["n_questions"],
-                "n_calibration_questions": corpus.n_questions,
+                "n_calibration_questions": n_calibration,
                 "margin": cert["margin"],
                 "rows_used": cert["rows_used"],
                 "feasible": cert["feasible"],
@@ -332,6 +359,7 @@ def _run_folds(args, base: LifecycleParams | None) -> int:
         n_boot=n_boot,
         boot_seed=boot_seed,
         label=label,
+        scheduler=args.scheduler,
     )
     r["git_revision"] = git_revision()
     r.update(frcore.params_record(args))
@@ -402,7 +430,7 @@ def _run(args) -> int:
     base = frcore.params_from_args(args)  # before the corpus: a bad file fails fast
     if args.folds is not None:
         return _run_folds(args, base)
-    for flag in ("json", "fold_seed", "n_boot", "boot_seed", "gold_intent"):
+    for flag in ("json", "fold_seed", "n_boot", "boot_seed", "gold_intent", "scheduler"):
         if getattr(args, flag) not in (None, False):
             raise ValueError(f"--{flag.replace('_', '-')}: only with --folds K (cross-validation by persona)")
     if not args.out:
@@ -414,7 +442,7 @@ def _run(args) -> int:
 
 
 def register(subparsers) -> None:
-    from frcore.bench import add_suite_arguments
+    from frcore.bench import add_scheduler_argument, add_suite_arguments
 
     p = subparsers.add_parser(
         "calibrate",
@@ -454,6 +482,7 @@ def register(subparsers) -> None:
     )
     g.add_argument("--n-boot", type=int, default=None, help="bootstrap resamples (default 10000)")
     g.add_argument("--boot-seed", type=int, default=None, help="bootstrap seed (default 0)")
+    add_scheduler_argument(g)
     p.set_defaults(func=_run)
 
 

@@ -1,6 +1,16 @@
 """LifecycleBench: suite format v1, judge-free scoring by the paper's rules, every system as a
 configuration of the FR-Bank pipeline, the built-in generator and the LoCoMo evaluation."""
 
+from ._cluster import (
+    Rebuild as Rebuild,
+    add_scheduler_argument as add_scheduler_argument,
+    connect as connect,
+    disconnect as disconnect,
+    map_tasks as map_tasks,
+    portable as portable,
+    resolve as resolve,
+    shipped_bytes as shipped_bytes,
+)
 from ._generator import generate_suite as generate_suite, generate_suites as generate_suites
 from ._inputs import (
     add_suite_arguments as add_suite_arguments,
@@ -67,4 +77,13 @@ __all__ = [
     "mcnemar",
     "paired_bootstrap",
     "question_outcome",
+    # maps over tasks, in-process or on a Dask cluster (--scheduler)
+    "Rebuild",
+    "add_scheduler_argument",
+    "connect",
+    "disconnect",
+    "map_tasks",
+    "portable",
+    "resolve",
+    "shipped_bytes",
 ]

@@ -26,6 +26,7 @@ import numpy as np
 from .._params import LifecycleParams
 from .._params_io import param_changes
 from ..bank import Bank, Router
+from ._cluster import map_tasks
 from ._metrics import aggregate, mcnemar, paired_bootstrap, question_outcome
 from ._suite import Suite, corpus, raw_turn_corpus, raw_turn_questions
 from ._systems import System, resolve_systems
@@ -161,6 +162,11 @@ def run_persona(
         tmp.cleanup()
 
 
+def _persona_task(suites: Sequence[Suite], systems: Sequence[System], embedder, options: dict, i: int) -> list[dict]:
+    """:func:`run_persona` on ``suites[i]`` with the outcomes kept (a task of :func:`run_benchmark`)."""
+    return run_persona(suites[i], systems, embedder, keep_outcome=True, **options)
+
+
 def git_revision() -> str | None:
     try:
         here = Path(__file__).resolve().parent
@@ -212,14 +218,16 @@ def run_benchmark(
     pipeline_overrides: dict | None = None,
     ann=None,
     raw_turns: bool = False,
+    scheduler: str | None = None,
+    client=None,
 ) -> dict:
     """Run every system on every persona; returns the ``fr bench run`` result dict (``ann``:
-    through an approximate index, :func:`run_persona`). ``raw_turns``: raw-turn mode
+    through an approximate index, :func:`run_persona`). With ``scheduler`` / ``client`` the
+    personas run on a Dask cluster (:func:`frcore.bench._cluster.map_tasks`: the suites scattered
+    once, a persona index per task), with the same records in the same order. ``raw_turns``: raw-turn mode
     (:func:`run_persona`); the result adds ``raw_turns``, ``n_scorable`` (the questions scored),
     ``n_suite_questions`` and, per persona, the questions not scored with the reason
     (``not_scorable``)."""
-    from tqdm import tqdm
-
     from ._systems import with_overrides
 
     syss = with_overrides(resolve_systems(systems), pipeline_overrides)
@@ -238,22 +246,18 @@ def run_benchmark(
             "not_scorable": not_scorable,
         }
     t0 = time.perf_counter()
-    records: list[dict] = []
-    it = tqdm(suites, desc="personas", unit="persona", disable=not progress)
-    for suite in it:
-        records.extend(
-            run_persona(
-                suite,
-                syss,
-                embedder,
-                gold_intent=gold_intent,
-                base_params=base_params,
-                keep_terms=keep_terms,
-                keep_outcome=True,
-                ann=ann,
-                raw_turns=raw_turns,
-            )
-        )
+    options = {"gold_intent": gold_intent, "base_params": base_params, "keep_terms": keep_terms, "ann": ann}
+    per_persona = map_tasks(
+        _persona_task,
+        [(i,) for i in range(len(suites))],
+        (list(suites), syss, embedder, {**options, "raw_turns": raw_turns}),
+        scheduler=scheduler,
+        client=client,
+        desc="personas",
+        unit="persona",
+        progress=progress,
+    )
+    records: list[dict] = [r for recs in per_persona for r in recs]
     summary = summarize(records, names)
     for r in records:
         r.pop("_outcome", None)

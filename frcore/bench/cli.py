@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from .._params_io import add_params_arguments, params_from_args
+from ._cluster import add_scheduler_argument
 from ._inputs import add_suite_arguments, load_suites_arg, make_embedder, parse_kv
 from .locomo import register_locomo
 from .longmemeval import register_longmemeval
@@ -32,6 +33,7 @@ def _run(args) -> int:
         pipeline_overrides=pipeline or None,
         ann=ann,
         raw_turns=args.raw_turns,
+        scheduler=args.scheduler,
     )
     if args.params:
         result["params_file"] = str(args.params)
@@ -118,6 +120,7 @@ def register(subparsers) -> None:
         "fact; only the questions whose support names a turn are scored (the others are listed in the JSON)",
     )
     add_params_arguments(r)
+    add_scheduler_argument(r)
     r.set_defaults(func=_run)
     rep = sub.add_parser("report", help="print the tables of a saved result")
     rep.add_argument("result")

@@ -57,6 +57,7 @@ from typing import Any
 import numpy as np
 
 from .._params_io import add_params_arguments, param_changes, params_from_args
+from ._cluster import add_scheduler_argument, map_tasks
 
 #: Default data: the development part of the S setting, relative to the repository root.
 DEFAULT_DATA = (
@@ -876,9 +877,14 @@ def run_longmemeval(
     n_boot: int = 10000,
     progress: bool = True,
     pipeline_overrides: dict | None = None,
+    scheduler: str | None = None,
+    client=None,
 ) -> dict[str, Any]:
     """Every system on every question: writes ``OUT/<system>.jsonl`` (the benchmark's log),
-    ``OUT/summary.json`` and ``OUT/summary.md``; returns the summary."""
+    ``OUT/summary.json`` and ``OUT/summary.md``; returns the summary. With ``scheduler`` /
+    ``client`` the questions run on a Dask cluster (:func:`frcore.bench._cluster.map_tasks`: one
+    question, its haystack with it, per task; the texts are embedded here first, into the vector
+    cache the workers read)."""
     from tqdm import tqdm
 
     from ..bank import Router
@@ -910,8 +916,17 @@ def run_longmemeval(
     quarantined: dict[str, int] = {}
     infos: dict[str, dict[str, Any]] = {}
     t = time.perf_counter()
-    for q in tqdm(data.questions, desc="questions", unit="q", disable=not progress):
-        rankings, info = run_question(q, syss, embedder, router, peers=peers, params=params)
+    answers = map_tasks(
+        _question_task,
+        [(q,) for q in data.questions],
+        (syss, embedder, router, peers, params),
+        scheduler=scheduler,
+        client=client,
+        desc="questions",
+        unit="question",
+        progress=progress,
+    )
+    for q, (rankings, info) in zip(data.questions, answers):
         for n in names:
             logs[n].append(log_entry(q, rankings[n], data.granularity))
         quarantined[q.question_id] = info["quarantined"]
@@ -948,6 +963,11 @@ def run_longmemeval(
     return summary
 
 
+def _question_task(systems, embedder, router, peers, params, q: Question):
+    """:func:`run_question` on one question (a task of :func:`run_longmemeval`)."""
+    return run_question(q, systems, embedder, router, peers=peers, params=params)
+
+
 # --------------------------------------------------------------------------- CLI
 
 
@@ -961,7 +981,14 @@ def _cli(args) -> int:
     data = load_longmemeval(args.data, args.granularity, types, args.questions)
     emb = make_embedder(args.embedder)
     summary = run_longmemeval(
-        data, args.systems, emb, args.out, base_params=base, n_boot=args.n_boot, pipeline_overrides=overrides
+        data,
+        args.systems,
+        emb,
+        args.out,
+        base_params=base,
+        n_boot=args.n_boot,
+        pipeline_overrides=overrides,
+        scheduler=args.scheduler,
     )
     if base is not None:
         summary["param_overrides"] = param_changes(base)
@@ -1000,5 +1027,6 @@ def register_longmemeval(sub) -> None:
         help="override a PipelineConfig field on every FR system (repeatable)",
     )
     add_params_arguments(p)
+    add_scheduler_argument(p)
     p.add_argument("--out", required=True, help="folder for <system>.jsonl, summary.json and summary.md")
     p.set_defaults(func=_cli)
