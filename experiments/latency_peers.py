@@ -34,14 +34,15 @@ from typing import Any
 import numpy as np
 
 import frcore
-from frcore._packed import _PARAM_SIZES, ROW_START
-from frcore._params import MIN_BLEND, MIN_SUPERSESSION_WEIGHT
+from frcore import MIN_BLEND, MIN_SUPERSESSION_WEIGHT, PACKED_PARAM_SIZES, PACKED_ROW_START
 
 _F32 = np.float32
 #: start of each leaf of :class:`frcore.LifecycleParams` in the packed parameter vector
 #: (:func:`frcore.pack_params`: field order, ``clocks`` column by column)
 PARAM_START: dict[str, int] = dict(
-    zip(frcore.LifecycleParams._fields, np.cumsum([0] + [_PARAM_SIZES[n] for n in frcore.LifecycleParams._fields]))
+    zip(
+        frcore.LifecycleParams._fields, np.cumsum([0] + [PACKED_PARAM_SIZES[n] for n in frcore.LifecycleParams._fields])
+    )
 )
 #: :data:`frcore.COMPATIBLE` as int8, intent x state (the numba loop indexes it)
 _ADMITS = np.ascontiguousarray(np.asarray(frcore.COMPATIBLE, dtype=np.int8))
@@ -118,7 +119,7 @@ def _numba_kernel() -> Any:
 
     C = frcore.N_CATEGORIES
     P = {name: int(s) for name, s in PARAM_START.items()}
-    R = {name: int(s) for name, s in ROW_START.items()}
+    R = {name: int(s) for name, s in PACKED_ROW_START.items()}
     contested, superseded, expired, active = (
         int(frcore.State.CONTESTED),
         int(frcore.State.SUPERSEDED),

@@ -14,13 +14,13 @@ from __future__ import annotations
 import json
 import math
 import traceback
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from experiments.ledger_base import MissingResult, Results, Row, bench_regime
+from experiments.ledger_paper import paper_rows
 from theory.rule_record import provenance
 from theory.verdict import (
     EMPIRICAL,
@@ -30,7 +30,6 @@ from theory.verdict import (
     PASS,
     REPRODUCED,
     Rule,
-    check_kind,
     headline,
     holds,
     unverified,
@@ -65,78 +64,6 @@ STATIC_AVS = ("AV3", "AV5", "AV8")
 STATIC_MARGIN = 0.05
 
 
-class MissingResult(KeyError):
-    """A results file (or a key in it) a ledger row needs is absent."""
-
-
-class Results:
-    """The JSON files of one results folder, loaded on first use."""
-
-    def __init__(self, folder: str | Path):
-        self.folder = Path(folder)
-        self._cache: dict[str, Any] = {}
-
-    def get(self, name: str) -> dict:
-        if name not in self._cache:
-            p = self.folder / name
-            if not p.is_file():
-                raise MissingResult(f"{name} is missing from {self.folder}")
-            self._cache[name] = json.loads(p.read_text())
-        return self._cache[name]
-
-    def optional(self, name: str) -> dict | None:
-        try:
-            return self.get(name)
-        except (MissingResult, json.JSONDecodeError):
-            return None
-
-    def claim(self, cid: str) -> dict:
-        for c in self.get("theory.json").get("claims", []):
-            if c["id"] == cid:
-                return c
-        raise MissingResult(f"theory.json has no claim {cid!r}")
-
-    def system(self, name: str, file: str = "bench.json") -> dict:
-        s = self.get(file).get("systems", {})
-        if name not in s:
-            raise MissingResult(f"{file} has no system {name!r}")
-        return s[name]
-
-    def passes(self, system: str, file: str = "bench.json") -> dict[tuple[str, str], bool]:
-        """(persona, question id) → passed, for one system."""
-        out = {}
-        for q in self.get(file).get("questions", []):
-            if q["system"] == system:
-                out[(q["persona"], q["id"])] = bool(q["passed"])
-        if not out:
-            raise MissingResult(f"{file} has no per-question records of {system!r}")
-        return out
-
-
-@dataclass(frozen=True)
-class Row:
-    """One ledger row: ``kind`` (:data:`~theory.verdict.KINDS`: formal or empirical, required);
-    ``measure(results)`` → a JSON-able witness (raises :class:`MissingResult` when inputs are
-    absent); ``ours(witness)`` → our figure in words; ``rule`` decides the verdict;
-    ``diagnose(results, witness)`` runs when the verdict is not *reproduced*. A row with
-    ``claim`` set restates that theory claim instead (and has the claim's kind)."""
-
-    id: str
-    paper: str
-    where: str
-    kind: str
-    rule: Rule | None = None
-    measure: Callable[[Results], dict] | None = None
-    ours: Callable[[dict], str] | None = None
-    diagnose: Callable[[Results, dict], dict] | None = None
-    claim: str | None = None
-    #: the ``fr reproduce`` part whose results the row reads, when it may be skipped (its data absent)
-    part: str | None = None
-
-    def __post_init__(self) -> None:
-        check_kind(f"ledger row {self.id!r}", self.kind)
-
-
 # --------------------------------------------------------------------------- helpers
 
 
@@ -169,42 +96,6 @@ def _paired(results: Results, a: str, b: str, avs: tuple[str, ...] | None = None
         "diff": bs["diff"],
         "ci": [bs["ci_low"], bs["ci_high"]],
         "mcnemar_p": mc["p_value"],
-    }
-
-
-def bench_regime(
-    results: Results, system: str = "fr-full", file: str = "bench.json", avs: tuple[str, ...] | None = None
-) -> dict:
-    """State of the score over a system's top-10 items (needs the records' score terms): share of
-    items with activation < 0.01, σ = (1 − γ)·linked cosine + γ·BM25 quantiles, and the share of
-    items on which the semantic floor (σ ≥ 0.95) and numeric rescue (σ ≥ 0.85) can fire: the
-    thresholds of the default parameters (``floor_sim_threshold``, ``numeric_sim_threshold``), as
-    decimals (as a parameter file writes them)."""
-    import frcore
-    from frcore.bank import PipelineConfig, hybrid_sigma
-
-    defaults = frcore.params_to_dict(frcore.default_params())["params"]
-
-    g = PipelineConfig().hybrid_weight
-    act, sig = [], []
-    for q in results.get(file)["questions"]:
-        if q["system"] != system or not q.get("terms") or (avs and q["attack_vector"][:3] not in avs):
-            continue
-        for t in q["terms"]:
-            act.append(t["activation"])
-            sig.append(hybrid_sigma(t["sim_linked"], t["sim_bm25"], g))
-    if not sig:
-        return {"items": 0, "note": "no score terms in the records (run without --no-terms / --quick)"}
-    a, s = np.asarray(act), np.asarray(sig)
-    return {
-        "system": system,
-        "items": int(s.size),
-        "share_activation_below_0_01": float((a < 0.01).mean()),
-        "sigma_p50": float(np.quantile(s, 0.5)),
-        "sigma_p99": float(np.quantile(s, 0.99)),
-        "sigma_max": float(s.max()),
-        "share_floor_can_fire": float((s >= defaults["floor_sim_threshold"]).mean()),
-        "share_rescue_threshold": float((s >= defaults["numeric_sim_threshold"]).mean()),
     }
 
 
@@ -1051,7 +942,6 @@ LEDGER: tuple[Row, ...] = (
     ),
 )
 
-from experiments.ledger_paper import paper_rows  # noqa: E402  (the paper's empirical claims; it reads Row from here)
 
 LEDGER = LEDGER + paper_rows()
 

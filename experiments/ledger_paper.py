@@ -9,23 +9,19 @@ Every row is ``kind="empirical"``. A verdict that rests on a paired comparison c
 **minimal detectable effect** at its n (:func:`mde_paired`): the smallest true difference a
 two-sided test at α = 0.05 finds with 80% power, given the share of discordant questions.
 
-:func:`paper_rows` builds the rows; :mod:`experiments.ledger` appends them to its ``LEDGER``
-(this module reads the ledger's helpers when the rows are built, so either may be imported
-first).
+:func:`paper_rows` builds the rows; :mod:`experiments.ledger` appends them to its ``LEDGER``.
 """
 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from scipy import stats
 
+from experiments.ledger_base import MissingResult, Results, Row, bench_regime
 from theory.verdict import Part, Rule, holds, within
-
-if TYPE_CHECKING:
-    from experiments.ledger import Results, Row
 
 #: The paper's figures these rows compare with (§6.5, §6.2, D.8, §5, C.6, H, I, A.12, §7).
 PAPER_EMPIRICAL: dict[str, Any] = {
@@ -96,7 +92,6 @@ def _ci(ci) -> str:
 def _paired_arrays(r: Results, a: str, b: str, field: str = "passed", file: str = "bench.json", avs=None) -> dict:
     """a − b on one per-question field over their shared questions (optionally of ``avs``):
     paired bootstrap CI, exact McNemar and the MDE."""
-    from experiments.ledger import MissingResult
     from frcore.bench import mcnemar, paired_bootstrap
 
     recs: dict[str, dict] = {a: {}, b: {}}
@@ -125,7 +120,6 @@ def _paired_arrays(r: Results, a: str, b: str, field: str = "passed", file: str 
 
 
 def _records(r: Results, system: str, file: str = "bench.json") -> list[dict]:
-    from experiments.ledger import MissingResult
 
     out = [q for q in r.get(file).get("questions", []) if q["system"] == system]
     if not out:
@@ -336,7 +330,7 @@ def _staleness_parts(w) -> list[Part]:
 
 
 def _leaders(r: Results) -> dict:
-    from frcore.bench._systems import BASELINES
+    from frcore.bench import BASELINES
 
     systems = ("fr-full",) + BASELINES
     per = {s: {av: v["pass"] for av, v in r.system(s)["per_av"].items()} for s in systems}
@@ -422,7 +416,6 @@ def _numeric_parts(w) -> list[Part]:
 
 def _diag_numeric(r: Results, w: dict) -> dict:
     """Where the numeric rescue can act: σ of fr-full's AV8 top-10 items against its threshold."""
-    from experiments.ledger import bench_regime
 
     reg = bench_regime(r, avs=("AV8",))
     if not reg.get("items"):
@@ -448,8 +441,6 @@ def squatting_share(recs: list[dict]) -> float:
             total += 1
             held += t["age"] >= SQUAT_AGE_H and t["activation"] >= SQUAT_ACTIVATION
     if total == 0:
-        from experiments.ledger import MissingResult
-
         raise MissingResult("no score terms in the records (run with terms kept)")
     return held / total
 
@@ -497,8 +488,6 @@ def _noise_kinds(r: Results) -> dict:
     kinds = [k for k in ("slot_key", "category", "retraction", "event_time") if k in s]
     rates = sorted(set.intersection(*(set(s[k]) for k in kinds)), key=float) if kinds else []
     if "slot_key" not in kinds or len(kinds) < 2 or not rates:
-        from experiments.ledger import MissingResult
-
         raise MissingResult("sweep_noise.json: needs slot_key and another kind at a shared rate")
     return {"kinds": kinds, "rates": rates, "jaccard": {k: {q: s[k][q]["jaccard"][0] for q in rates} for k in kinds}}
 
@@ -575,7 +564,6 @@ def _folds_parts(w) -> list[Part]:
 def paper_rows() -> tuple[Row, ...]:
     """The rows, each ``kind="empirical"`` (built on call: :class:`~experiments.ledger.Row` lives
     in the module that appends them)."""
-    from experiments.ledger import Row
 
     def row(**kw) -> Row:
         return Row(kind="empirical", **kw)

@@ -21,6 +21,8 @@ from ._ontology import (
     category_index as category_index,
 )
 from ._packed import (
+    PARAM_SIZES as PACKED_PARAM_SIZES,
+    ROW_START as PACKED_ROW_START,
     pack_candidates as pack_candidates,
     pack_params as pack_params,
     pack_query as pack_query,
@@ -29,6 +31,8 @@ from ._packed import (
     score_top_k_rows as score_top_k_rows,
 )
 from ._params import (
+    MIN_BLEND as MIN_BLEND,
+    MIN_SUPERSESSION_WEIGHT as MIN_SUPERSESSION_WEIGHT,
     LifecycleParams as LifecycleParams,
     default_params as default_params,
     params_to_numpy as params_to_numpy,
@@ -132,6 +136,8 @@ __all__ = [
     "as_arrays",
     "category_index",
     # parameters
+    "MIN_BLEND",
+    "MIN_SUPERSESSION_WEIGHT",
     "LifecycleParams",
     "default_params",
     "params_to_numpy",
@@ -187,7 +193,9 @@ __all__ = [
     "State",
     "intent_index",
     "state_index",
-    # packed fast path
+    # packed fast path (the layout a peer implementation reads)
+    "PACKED_PARAM_SIZES",
+    "PACKED_ROW_START",
     "pack_candidates",
     "pack_params",
     "pack_query",

@@ -54,10 +54,10 @@ ROW_START: dict[str, int] = dict(zip((name for name, _ in ROWS), np.cumsum([0] +
 #: vmap axes of the unpacked (feature-major) candidates: weights and ages carry k last
 _AXES = Candidates._make(1 if n > 1 else 0 for _, n in ROWS)
 #: number of values of each leaf in the packed parameter vector (the parameter table's shapes)
-_PARAM_SIZES = {name: int(np.prod(shape, dtype=np.int64)) for name, shape in PARAM_SHAPES.items()}
+PARAM_SIZES = {name: int(np.prod(shape, dtype=np.int64)) for name, shape in PARAM_SHAPES.items()}
 #: length of the packed parameter vector (P) and of the packed query (1 + C): fixed sizes in the
 #: jaxtyping annotations below, as is F (N_FEATURES)
-N_PACKED_PARAMS = sum(_PARAM_SIZES.values())
+N_PACKED_PARAMS = sum(PARAM_SIZES.values())
 N_PACKED_QUERY = 1 + C
 #: The packed arrays' shapes: parameter vector, query vector, candidate matrix (one column per candidate).
 PackedParams = Float[AnyArray, f"p={N_PACKED_PARAMS}"]
@@ -72,9 +72,9 @@ def pack_params(params: LifecycleParams) -> Float32[np.ndarray, f"p={N_PACKED_PA
         x = np.asarray(getattr(params, name), dtype=np.float32)
         if name == "clocks":
             x = x.T
-        if x.size != _PARAM_SIZES[name]:
+        if x.size != PARAM_SIZES[name]:
             raise ValueError(
-                f"params.{name}: expected {_PARAM_SIZES[name]} values, got {x.size} (stacked params cannot be packed)"
+                f"params.{name}: expected {PARAM_SIZES[name]} values, got {x.size} (stacked params cannot be packed)"
             )
         parts.append(x.ravel())
     return np.concatenate(parts)
@@ -85,7 +85,7 @@ def unpack_params(vec: PackedParams) -> LifecycleParams:
     out: dict[str, AnyArray] = {}
     i = 0
     for name in LifecycleParams._fields:
-        n = _PARAM_SIZES[name]
+        n = PARAM_SIZES[name]
         x = vec[i : i + n]
         i += n
         if name == "clocks":

@@ -37,6 +37,7 @@ from ._suite import (
     suite_to_dict as suite_to_dict,
 )
 from ._systems import (
+    BASELINES as BASELINES,
     DEFAULT_SYSTEMS as DEFAULT_SYSTEMS,
     SYSTEMS as SYSTEMS,
     System as System,
@@ -61,6 +62,7 @@ __all__ = [
     "select_personas",
     "suite_to_dict",
     # systems
+    "BASELINES",
     "DEFAULT_SYSTEMS",
     "SYSTEMS",
     "System",
