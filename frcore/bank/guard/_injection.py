@@ -41,8 +41,11 @@ Detection runs in three steps.
 
 Each rule and signal has a gate (:class:`~._gates.Gate`: words or characters it cannot match
 without), so most rules never run on a given text; gates never change a verdict on the labelled set
-and on generated texts (tested). A view's gate words (the gate words some word of the view begins with)
-are found by one Aho–Corasick automaton over every gate's words (:class:`~._gates.WordStarts`).
+and on generated texts (tested), though not on every text: a gate asks for a *word* beginning with
+one of its words where a pattern may match inside a word, so the plain ``systemprompt\\w*`` fires on
+the folded view ``iwrotethesystemprompt…`` of a snake-cased benign text that its gate does not run
+it on. A view's gate words (the gate words some word of the view begins with) are found by one
+Aho–Corasick automaton over every gate's words (:class:`~._gates.WordStarts`).
 Verdicts are cached per text.
 
 The rules are data: ``rules.json`` holds the named regular-expression ``fragments`` the patterns
