@@ -342,6 +342,30 @@ def test_segments_stay_few(tmp_path):
     assert len(list(index_path(db).glob("seg-*"))) == len(m["segments"])  # merged-away ones removed
 
 
+def test_an_add_indexes_the_vectors_it_stored_without_reading_them_back(tmp_path, monkeypatch):
+    """The index takes an add's vectors as that add's transaction stored them: equal to SQLite's,
+    row for row, and not read back from it."""
+    from frcore import parse_time
+    from frcore.bank.storage._base import _Handle
+
+    db = str(tmp_path / "b.db")
+    facts = synthetic_facts(120, seed=5)
+    with Bank.open(db, embedder="hash-64") as b:
+        b.add(facts[:60])
+        reads: list = []
+        real = _Handle.get_embeddings
+        monkeypatch.setattr(_Handle, "get_embeddings", lambda self, *a: reads.append(a) or real(self, *a))
+        b.add(facts[60:])
+        monkeypatch.undo()
+        assert b.store._load().indexed == 120 and reads == []
+        stored, missing = b.store.get_embeddings(b.embedding_key, [f["id"] for f in facts])
+        assert missing == []
+    with Bank.open(db, readonly=True) as r:
+        sources = r.store.read(parse_time("2030-01-01")).sources
+        assert sources is not None
+        assert np.array_equal(np.asarray(sources[0]), stored)
+
+
 def test_concurrent_writers_keep_the_index_whole(tmp_path):
     """Three processes adding to one bank at once (50 facts per add): every fact ends up in the
     index, and it answers as the file read from SQLite alone."""

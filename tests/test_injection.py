@@ -460,6 +460,50 @@ def test_gate_admission_equals_its_plain_statement(words):
         assert inj._RULE_GATES.admitted(view, prefixes) == rules
 
 
+# ----------------------------------------------------------------------------- gate words by Aho–Corasick
+
+_ODD_TEXT = st.lists(
+    st.sampled_from(list("aéb_1١ \t\n\x85\xa0\u3000ß.-!日") + ["ig", "no", "igno", "sys", "тыы", "\u0301"]),
+    max_size=30,
+).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=_ODD_TEXT, words=st.sets(st.sampled_from(["a", "ab", "ig", "igno", "b_1", "é", "ß", "日", "e-ma", "ты"])))
+def test_word_starts_are_the_view_prefixes_among_the_words(text, words):
+    """WordStarts(words).words_in(view) == prefixes(view) & words (Aho–Corasick against the plain statement)."""
+    from frcore.bank.guard._gates import WordStarts, prefixes
+
+    assert WordStarts(words).words_in(text) == prefixes(text) & words
+
+
+def _verdict_from_prefixes(text: str):
+    """The detector's verdict with each view's gates read from all its word prefixes (the oracle)."""
+    from frcore.bank.guard import _injection as inj
+    from frcore.bank.guard._gates import prefixes
+
+    hidden = inj.hidden_tag_text(text)
+    if len(hidden.strip()) >= inj._HIDDEN_TEXT_MIN:
+        return inj.Detection("hidden-text", "hidden", "hidden", hidden[:80])
+    return inj._match(views(text), True, prefixes)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(words=st.lists(st.one_of(st.sampled_from(VOCAB), _ODD_TEXT), max_size=25))
+def test_gate_words_give_the_verdict_of_all_prefixes(words):
+    from frcore.bank.guard import _injection as inj
+    from frcore.bank.guard._gates import prefixes
+
+    text = " ".join(words)
+    for _, view in views(text):
+        assert inj._GATE_WORDS.words_in(view) == prefixes(view) & inj._GATE_WORDS.words
+    assert detect(text) == _verdict_from_prefixes(text)
+
+
+def test_gate_words_give_the_verdict_of_all_prefixes_on_the_set():
+    assert [detect(i["text"]) for i in ITEMS] == [_verdict_from_prefixes(i["text"]) for i in ITEMS]
+
+
 # ----------------------------------------------------------------------------- the rules as data
 
 

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+import ahocorasick
+
 from ._normalise import strip_marks
 
 
@@ -80,6 +82,38 @@ _LEADING = re.compile(rf"\b\w{{1,{_PREFIX_MAX}}}")
 def _word_prefixes(leading: frozenset[str]) -> frozenset[str]:
     """All prefixes of the given word beginnings (a text's views mostly share them: cached)."""
     return frozenset([w[:k] for w in leading for k in range(1, _PREFIX_MAX + 1)])  # (each w has ≤ _PREFIX_MAX letters)
+
+
+class WordStarts:
+    """The gate words a view begins a word with, found by one Aho–Corasick automaton over all of
+    them (pyahocorasick): ``words_in(view)`` is ``prefixes(view) & words`` (:func:`prefixes`), all
+    a gate reads of a view's prefixes (:meth:`Gate.admits` only asks whether its words are among
+    them). A word occurrence counts where it starts a word: at the start of the view or after a
+    character that is not a word character (``\\w``, as Python's ``re`` reads it)."""
+
+    def __init__(self, words: Iterable[str]):
+        # a word with a character outside \w never starts a view's \w run: never found (as by prefixes())
+        self.words = frozenset(w for w in words if w and _WORD_RUN.fullmatch(w))
+        self._automaton = ahocorasick.Automaton()
+        for w in self.words:
+            self._automaton.add_word(w, (len(w) - 1, w))
+        if self.words:
+            self._automaton.make_automaton()
+
+    def words_in(self, view: str) -> frozenset[str]:
+        if not self.words:
+            return frozenset()
+        word_char = _WORD_CHAR.match
+        found = set()
+        for end, (back, w) in self._automaton.iter(view):
+            start = end - back
+            if start == 0 or word_char(view, start - 1) is None:
+                found.add(w)
+        return frozenset(found)
+
+
+_WORD_RUN = re.compile(r"\w+")
+_WORD_CHAR = re.compile(r"\w")
 
 
 def lead_words(alternation: str) -> str:

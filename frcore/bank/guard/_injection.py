@@ -40,8 +40,13 @@ Detection runs in three steps.
    phrasings.
 
 Each rule and signal has a gate (:class:`~._gates.Gate`: words or characters it cannot match
-without), so most rules never run on a given text; gates never change a verdict (tested). Verdicts
-are cached per text.
+without), so most rules never run on a given text; gates never change a verdict on the labelled set
+and on generated texts (tested), though not on every text: a gate asks for a *word* beginning with
+one of its words where a pattern may match inside a word, so the plain ``systemprompt\\w*`` fires on
+the folded view ``iwrotethesystemprompt…`` of a snake-cased benign text that its gate does not run
+it on. A view's gate words (the gate words some word of the view begins with) are found by one
+Aho–Corasick automaton over every gate's words (:class:`~._gates.WordStarts`).
+Verdicts are cached per text.
 
 The rules are data: ``rules.json`` holds the named regular-expression ``fragments`` the patterns
 are built from, the ``rules`` in the order they are tried (name, family, gate, pattern), the
@@ -66,10 +71,11 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ._gates import GateIndex, prefixes
+from ._gates import GateIndex, WordStarts
 from ._normalise import _views, hidden_tag_text, strip_marks, views
 from ._rules import COMBINATIONS, FRAGMENTS, GATES, RULE_SOURCES, SIGNAL_GATES, SIGNAL_SOURCES
 
@@ -127,6 +133,10 @@ def rules() -> tuple[Rule, ...]:
 
 
 _RULE_GATES = GateIndex(dict(enumerate(GATES)))
+#: Every word a gate of a rule or signal names: a view's prefixes among them are all its gates read.
+_GATE_WORDS = WordStarts(
+    w for gate in (*GATES, *SIGNAL_GATES.values()) for words in (gate.prefixes, *gate.also) for w in words
+)
 
 # ----------------------------------------------------------------------------- signals
 
@@ -244,9 +254,15 @@ def _candidates(view: str, view_prefixes: frozenset[str]) -> list[int]:
     return sorted(_RULE_GATES.admitted(view, view_prefixes))
 
 
-def _match(all_views: list[tuple[str, str]], gated: bool) -> Detection | None:
+def _match(
+    all_views: list[tuple[str, str]], gated: bool, words_of: Callable[[str], frozenset[str]] = _GATE_WORDS.words_in
+) -> Detection | None:
+    """The first rule that fires on the views in order (each view's rules in rule order), else the
+    first combination of signals; ``gated``: only those whose gate admits the view, read from the
+    view's gate words ``words_of(view)`` (:class:`~._gates.WordStarts`; :func:`prefixes` gives
+    the same verdicts, the tests' oracle)."""
     compiled = rules()
-    view_prefixes_all = [prefixes(view) for _, view in all_views]
+    view_prefixes_all = [words_of(view) for _, view in all_views]
     for (view_name, view), view_prefixes in zip(all_views, view_prefixes_all):
         for k in _candidates(view, view_prefixes) if gated else range(len(compiled)):
             rule = compiled[k]

@@ -56,6 +56,9 @@ class _Handle(_Schema):
         #: (name, dim) written by the next write transaction if the bank records no embedder yet
         self._embedder_to_record: tuple[str, int] | None = None
         self._index: BankIndex | None = None  # the bank's index beside its file (use_index)
+        # (model, ids, vectors) this handle wrote in its last add's transaction: what the index
+        # update would read back from SQLite for those rows (_Loading._extend_index)
+        self._written: tuple[str, list[str], np.ndarray] | None = None
 
     def close(self) -> None:
         """Close the connection (idempotent)."""

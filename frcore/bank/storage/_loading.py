@@ -225,7 +225,11 @@ class _Loading(_Handle):
         if len(rows) != len(recs) or not rows:
             return loaded  # rows read by earlier loads are still outside: the next fresh load indexes them
         ids = [e.id for e in recs]
-        vecs, missing = self.get_embeddings(index.spec.model, ids)
+        written = self._written
+        if written is not None and written[0] == index.spec.model and written[1] == ids:
+            vecs, missing = written[2], []  # the vectors of exactly these rows, as this add's transaction stored them
+        else:
+            vecs, missing = self.get_embeddings(index.spec.model, ids)
         if missing or vecs.shape[1] != index.spec.dim:
             return loaded
         sl = slice(k, loaded.n)

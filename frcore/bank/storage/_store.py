@@ -338,8 +338,13 @@ class Store(_Loading):
             except _Retry:
                 continue
             new_ids = {r.id for r in new}
+            if new_vectors is not None:
+                self._written = (new_vectors[0], [r.id for r in new], new_vectors[1])
             self._backfill(records, new_ids, given)
-            self.sync_index()
+            try:
+                self.sync_index()
+            finally:
+                self._written = None
             if ann is not None:
                 self.update_ann(ann)
             held = [
