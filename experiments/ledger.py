@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from experiments.ledger_base import MissingResult, Results, Row, bench_regime
+from experiments.ledger_base import MissingResult, Results, Row, bench_regime, mde_paired
 from experiments.ledger_paper import paper_rows
 from theory.rule_record import provenance
 from theory.verdict import (
@@ -76,8 +76,8 @@ def _per_av(results: Results, system: str, file: str = "bench.json") -> dict[str
 
 
 def _paired(results: Results, a: str, b: str, avs: tuple[str, ...] | None = None, file: str = "bench.json") -> dict:
-    """Paired bootstrap CI and exact McNemar of a − b on the same questions (optionally only
-    the questions of ``avs``)."""
+    """Paired bootstrap CI, exact McNemar and the minimal detectable effect (:func:`mde_paired`) of
+    a − b on the same questions (optionally only the questions of ``avs``)."""
     from frcore.bench import mcnemar, paired_bootstrap
 
     qa, qb = results.passes(a, file), results.passes(b, file)
@@ -96,6 +96,7 @@ def _paired(results: Results, a: str, b: str, avs: tuple[str, ...] | None = None
         "diff": bs["diff"],
         "ci": [bs["ci_low"], bs["ci_high"]],
         "mcnemar_p": mc["p_value"],
+        "mde": mde_paired(len(keys), int((x != y).sum())),
     }
 
 
@@ -863,7 +864,7 @@ LEDGER: tuple[Row, ...] = (
         _static,
         lambda w: (
             f"pooled {100 * w['pooled']['diff']:+.1f} pp [{100 * w['pooled']['ci'][0]:+.1f}, "
-            f"{100 * w['pooled']['ci'][1]:+.1f}]; "
+            f"{100 * w['pooled']['ci'][1]:+.1f}] (MDE {100 * w['pooled'].get('mde', float('nan')):.1f} pp); "
             + ", ".join(f"{av} {_pct(w[av]['a'])} vs {_pct(w[av]['b'])}" for av in STATIC_AVS if w[av])
         ),
         _diag_static,

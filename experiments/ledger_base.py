@@ -1,18 +1,21 @@
 """What a ledger row is and what it reads: a ``fr reproduce`` results folder (:class:`Results`),
 the row itself (:class:`Row`), and the score-regime measure both ledgers' diagnoses use
-(:func:`bench_regime`). ``experiments.ledger`` holds the rows of the paper's figures and the
+(:func:`bench_regime`) and the minimal detectable effect of a paired comparison
+(:func:`mde_paired`). ``experiments.ledger`` holds the rows of the paper's figures and the
 verdict table, ``experiments.ledger_paper`` the rows of its empirical claims; both build on
 this module."""
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from scipy import stats
 
 from theory.verdict import Rule, check_kind
 
@@ -123,3 +126,13 @@ def bench_regime(
         "share_floor_can_fire": float((s >= defaults["floor_sim_threshold"]).mean()),
         "share_rescue_threshold": float((s >= defaults["numeric_sim_threshold"]).mean()),
     }
+
+
+def mde_paired(n: int, discordant: int, alpha: float = 0.05, power: float = 0.80) -> float:
+    """Minimal detectable effect of a paired binary comparison (McNemar's design):
+    (z_{1−α/2} + z_{power}) · √(ψ / n), ψ = discordant / n the share of questions the two sides
+    disagree on (at least one: with none observed, one is assumed). Var(d̄) ≈ ψ / n near δ = 0."""
+    if n <= 0:
+        return float("nan")
+    psi = max(int(discordant), 1) / n
+    return float((stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power)) * math.sqrt(psi / n))

@@ -18,9 +18,8 @@ import math
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
-from experiments.ledger_base import MissingResult, Results, Row, bench_regime
+from experiments.ledger_base import MissingResult, Results, Row, bench_regime, mde_paired
 from theory.verdict import Part, Rule, holds, within
 
 #: The paper's figures these rows compare with (§6.5, §6.2, D.8, §5, C.6, H, I, A.12, §7).
@@ -65,16 +64,6 @@ AVS = tuple(f"AV{i}" for i in range(1, 10))
 
 
 # --------------------------------------------------------------------------- statistics
-
-
-def mde_paired(n: int, discordant: int, alpha: float = 0.05, power: float = 0.80) -> float:
-    """Minimal detectable effect of a paired binary comparison (McNemar's design):
-    (z_{1−α/2} + z_{power}) · √(ψ / n), ψ = discordant / n the share of questions the two sides
-    disagree on (at least one: with none observed, one is assumed). Var(d̄) ≈ ψ / n near δ = 0."""
-    if n <= 0:
-        return float("nan")
-    psi = max(int(discordant), 1) / n
-    return float((stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power)) * math.sqrt(psi / n))
 
 
 def _pp(x: float) -> str:

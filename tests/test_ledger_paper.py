@@ -367,3 +367,19 @@ def test_numeric_rescue_diagnosis_reads_sigma_against_the_rescue_threshold(tmp_p
     assert r["verdict"] == "not reproduced"
     assert "on 50.0% of fr-full's 20 AV8 top-10 items" in r["diagnosis"]["summary"]
     assert "change 0 of 20 AV8 outcomes" in r["diagnosis"]["summary"]
+
+
+def test_every_paired_comparison_of_the_ledger_carries_its_mde(tmp_path):
+    """experiments.ledger's paired comparisons (static_zero_cost, the D.6 ablation) report the MDE at
+    their n from the discordant questions: 10 questions, 3 discordant (by construction)."""
+    a = [1, 1, 1, 0, 1, 0, 1, 1, 0, 1]
+    b = [1, 0, 1, 0, 0, 0, 1, 1, 1, 1]  # differs at 1, 4, 8
+    qs = [
+        {"system": s, "persona": "p", "id": f"q{i}", "attack_vector": "AV3", "passed": bool(v)}
+        for s, col in (("fr-full", a), ("flat-cosine", b))
+        for i, v in enumerate(col)
+    ]
+    (tmp_path / "bench.json").write_text(json.dumps({"questions": qs}))
+    w = ledger._paired(ledger.Results(tmp_path), "fr-full", "flat-cosine")
+    assert w["n"] == 10
+    assert w["mde"] == pytest.approx(2.801585 * math.sqrt(0.3 / 10), rel=1e-5)

@@ -1,4 +1,4 @@
-"""Where ``Bank.add``'s time goes: ``python -m experiments.ingest_breakdown [N]`` (default 100,000).
+"""Where ``Bank.add``'s time goes: ``PYTHONPATH=. python tools/ingest_breakdown.py [N]`` (default 100,000).
 
 Builds an N-fact bank as ``fr bank bench`` does (its synthetic facts, the hashing embedder at 384
 dimensions, batches of 5,000, the bank's index beside it) with wall-clock timers wrapped around
@@ -6,6 +6,10 @@ each part of the add path, and prints the seconds and microseconds per fact of e
 ``index: total`` holds the ``index: …`` lines below it, ``index: extend`` holds ``tokens``,
 ``postings`` and ``append``, and ``append`` holds the segment writes, the merges and the vector
 file; a merge's own segment write counts in both ``merges`` and ``segment writes``.
+
+A developer's profiler, not an experiment: it wraps FR-Bank's private functions in timers, so it
+lives beside the other tools outside the packages (whose import contract forbids reading another
+layer's private modules).
 """
 
 from __future__ import annotations
