@@ -21,12 +21,18 @@ def _result(n_per_axis: int) -> dict:
 
 
 def test_a_large_grid_is_ranked_on_a_fixed_width(tmp_path):
+    """Widths compared with each other, not with a pixel count: matplotlib's rc (``savefig.bbox:
+    tight`` when the paper figures' settings are loaded) trims a figure by its contents."""
     from PIL import Image
 
-    big = _result(4)  # 64 settings
-    assert len(big["grid"]) > LABELLED_BARS
-    with Image.open(plot_grid(big, tmp_path / "big.png")) as im:
-        assert im.size[0] == 8 * 120  # 8 in at 120 dpi
-    small = _result(3)  # 27 settings: a labelled bar each, 0.35 in per bar
-    with Image.open(plot_grid(small, tmp_path / "small.png")) as im:
-        assert im.size[0] == round(max(6, 0.35 * 27) * 120)
+    def width(n_per_axis: int, name: str) -> int:
+        with Image.open(plot_grid(_result(n_per_axis), tmp_path / name)) as im:
+            return im.size[0]
+
+    assert 4**3 > LABELLED_BARS and 3**3 <= LABELLED_BARS
+    big, bigger = width(4, "big.png"), width(5, "bigger.png")  # 64 and 125 settings, ranked
+    assert abs(big - bigger) <= 0.05 * big  # fixed width, whatever the number of settings
+    small = width(3, "small.png")  # 27 settings: a labelled bar each, 0.35 in per bar
+    tiny = width(2, "tiny.png")  # 8 settings: the 6 in minimum
+    assert small > 1.3 * tiny  # labelled bars widen the figure; 125 ranked settings do not
+    assert bigger < 0.35 * 125 * 72  # far below a labelled bar per setting, at any dpi ≥ 72
