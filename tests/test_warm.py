@@ -179,6 +179,16 @@ def test_server_answers_only_for_its_bank_and_environment(tmp_path, runtime):
         }
         # the client never asks a bank's server about another bank: no socket for it
         assert frcore_warm.warm_answer(["bank", "query", str(other), "x"]) is None
+        # a second server for the same bank refuses, in one line, and leaves the first one's socket
+        second = subprocess.run(
+            [sys.executable, "-m", "frcore.cli", "bank", "serve-local", str(bank)],
+            env=_env(runtime),
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert second.returncode == 2 and "already answers" in second.stderr, second.stderr
+        assert len(second.stderr.strip().splitlines()) == 1 and os.path.exists(server.socket)
 
 
 def test_stale_socket_and_dead_server_fall_back_to_the_cold_path(tmp_path, runtime):

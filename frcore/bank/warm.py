@@ -122,6 +122,8 @@ def serve(bank_path: str, log=None) -> int:
     pidfile = frcore_warm.pid_path(bank)
     if path is None or pidfile is None:
         raise ValueError("no private runtime directory for the socket (set FR_RUNTIME_DIR to a directory of mode 0700)")
+    if os.path.exists(path) and _live(path):  # before the warm-up: refused at once
+        raise ValueError(f"a warm server already answers for this bank on {path}")
     # the kernel compiled and the embedder loaded before the first request
     _run_captured(["bank", "query", bank, "warm-up", "--k", "1"], os.getcwd())
     signal.signal(signal.SIGTERM, _stop)
