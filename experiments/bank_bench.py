@@ -307,7 +307,7 @@ def _ask(sock_path: str, argv: list[str], env: dict[str, str]) -> dict:
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
         s.settimeout(600)
         s.connect(sock_path)
-        frcore_warm.send(s, {"argv": argv, "cwd": os.getcwd(), "env": frcore_warm.fr_environment(env)})
+        frcore_warm.send(s, {"argv": argv, "cwd": os.getcwd(), "env": frcore_warm.answer_environment(env)})
         return frcore_warm.receive(s)
 
 

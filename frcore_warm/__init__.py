@@ -71,10 +71,19 @@ def pid_path(bank: str) -> str | None:
     return None if d is None else os.path.join(d, bank_key(bank) + ".pid")
 
 
-def fr_environment(environ) -> dict[str, str]:
-    """The ``FR_*`` variables of an environment that can change a command's answer (all but
-    :data:`NO_WARM_ENV` and :data:`RUNTIME_DIR_ENV`)."""
-    return {k: v for k, v in environ.items() if k.startswith("FR_") and k not in (NO_WARM_ENV, RUNTIME_DIR_ENV)}
+#: the environment variables, by prefix, that can change an answer (frcore's, JAX's, XLA's) and ``TZ``
+ANSWER_ENV_PREFIXES = ("FR_", "FRCORE_", "JAX_", "XLA_")
+
+
+def answer_environment(environ) -> dict[str, str]:
+    """The variables of an environment that can change a command's answer: those starting with
+    one of :data:`ANSWER_ENV_PREFIXES`, and ``TZ``, all but :data:`NO_WARM_ENV` and
+    :data:`RUNTIME_DIR_ENV` (the warm path's own)."""
+    return {
+        k: v
+        for k, v in environ.items()
+        if (k == "TZ" or k.startswith(ANSWER_ENV_PREFIXES)) and k not in (NO_WARM_ENV, RUNTIME_DIR_ENV)
+    }
 
 
 def send(sock: socket.socket, message: dict) -> None:
@@ -122,7 +131,7 @@ def warm_answer(argv: list[str], cwd: str | None = None) -> dict | None:
             with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
                 sock.settimeout(CLIENT_TIMEOUT_S)
                 sock.connect(path)
-                send(sock, {"argv": list(argv), "cwd": cwd, "env": fr_environment(os.environ)})
+                send(sock, {"argv": list(argv), "cwd": cwd, "env": answer_environment(os.environ)})
                 answer = receive(sock)
         except (OSError, ValueError):  # a stale socket, a dead or hung server, a broken answer
             continue

@@ -40,7 +40,7 @@ LATER = {"id": "f4", "text": "I moved to Porto.", "said_at": "2025-05-20", "cate
 
 
 def _env(runtime: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FR_")}
+    env = {k: v for k, v in os.environ.items() if k not in frcore_warm.answer_environment(os.environ)}
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     env[frcore_warm.RUNTIME_DIR_ENV] = str(runtime)
     env.update(extra)
@@ -51,7 +51,7 @@ def _env(runtime: Path, **extra: str) -> dict[str, str]:
 def runtime(tmp_path, monkeypatch):
     d = tmp_path / "rt"
     d.mkdir(mode=0o700)
-    for k in [k for k in os.environ if k.startswith("FR_")]:
+    for k in frcore_warm.answer_environment(os.environ):
         monkeypatch.delenv(k)
     monkeypatch.setenv(frcore_warm.RUNTIME_DIR_ENV, str(d))
     return d
@@ -161,7 +161,7 @@ def _ask(sock_path: str, request: dict) -> dict:
         return frcore_warm.receive(s)
 
 
-def test_server_answers_only_for_its_bank_and_environment(tmp_path, runtime):
+def test_server_answers_only_for_its_bank_and_environment(tmp_path, runtime, monkeypatch):
     bank = _bank(tmp_path / "a.db")
     other = _bank(tmp_path / "other.db", FACTS[:1])
     with Server(bank, runtime) as server:
@@ -173,10 +173,18 @@ def test_server_answers_only_for_its_bank_and_environment(tmp_path, runtime):
         assert _ask(server.socket, {**ask, "argv": ["bank", "query", str(bank), "x", "--k"]}) == {
             "declined": "another bank"
         }  # does not parse: the cold path reports it
-        env = {"cwd": str(tmp_path), "env": {"FR_ASYNC_DISPATCH": "1"}}
-        assert _ask(server.socket, {**env, "argv": ["bank", "query", str(bank), "x"]}) == {
-            "declined": "another FR_* environment"
-        }
+        for differs in ({"FR_ASYNC_DISPATCH": "1"}, {"JAX_ENABLE_X64": "1"}, {"TZ": "Asia/Tokyo"}):
+            env = {"cwd": str(tmp_path), "env": differs}
+            assert _ask(server.socket, {**env, "argv": ["bank", "query", str(bank), "x"]}) == {
+                "declined": "another environment"
+            }, differs
+        # the client sends what can change an answer: the server's own environment lacks these
+        argv = ["bank", "query", str(bank), "x", "--at", AT]
+        assert frcore_warm.warm_answer(argv) is not None
+        for name, value in (("JAX_ENABLE_X64", "1"), ("FRCORE_CACHE", str(tmp_path)), ("TZ", "Asia/Tokyo")):
+            with monkeypatch.context() as m:
+                m.setenv(name, value)
+                assert frcore_warm.warm_answer(argv) is None, name
         # the client never asks a bank's server about another bank: no socket for it
         assert frcore_warm.warm_answer(["bank", "query", str(other), "x"]) is None
         # a second server for the same bank refuses, in one line, and leaves the first one's socket

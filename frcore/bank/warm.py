@@ -5,10 +5,10 @@ the interpreter's start nor JAX's import and compilation.
 Each request is ``{"argv", "cwd", "env"}``; the answer is ``{"rc", "stdout", "stderr"}`` of
 :func:`frcore.cli.main` run on that command line here (the cold path's own code, so the same
 output), or ``{"declined": reason}`` when the command is not a query of this bank (its real
-path differs), its arguments do not parse, or the client's ``FR_*`` environment differs from
-the server's; the client then runs cold. Every request opens the bank anew (3 ms on a
-1,000-fact bank), so a write made after the server started is seen. Requests are answered one
-at a time.
+path differs), its arguments do not parse, or the client's environment differs from the
+server's in a variable that can change an answer (:func:`frcore_warm.answer_environment`); the
+client then runs cold. Every request opens the bank anew (3 ms on a 1,000-fact bank), so a
+write made after the server started is seen. Requests are answered one at a time.
 
 The socket (:func:`frcore_warm.socket_path`) is created with mode 0600 in a directory of mode
 0700 owned by the user, with a pidfile beside it; both are removed when the server exits
@@ -70,8 +70,8 @@ def answer(request: Any, bank: str) -> dict[str, Any]:
         return {"declined": "not a request"}
     if tuple(argv[:2]) not in frcore_warm.WARM_COMMANDS:
         return {"declined": "not a query"}
-    if not isinstance(env, dict) or env != frcore_warm.fr_environment(os.environ):
-        return {"declined": "another FR_* environment"}
+    if not isinstance(env, dict) or env != frcore_warm.answer_environment(os.environ):
+        return {"declined": "another environment"}
     if not os.path.isdir(cwd):
         return {"declined": "no such working directory"}
     if _parsed_bank(argv, cwd) != bank:
@@ -107,8 +107,12 @@ def _bind(path: str) -> socket.socket:
     return sock
 
 
+class _Stopped(BaseException):
+    """SIGTERM: stop serving (not a ``SystemExit``, which a request's own argparse exit raises)."""
+
+
 def _stop(signum, frame) -> None:
-    raise SystemExit(0)
+    raise _Stopped
 
 
 def serve(bank_path: str, log=None) -> int:
@@ -140,7 +144,7 @@ def serve(bank_path: str, log=None) -> int:
                     frcore_warm.send(conn, answer(frcore_warm.receive(conn), bank))
                 except (OSError, ValueError):  # the client left, or sent no JSON: nothing to answer
                     pass
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, _Stopped):
         return 0
     finally:
         sock.close()
