@@ -20,7 +20,9 @@ dimensions:
   ``FR_ASYNC_DISPATCH=1`` keeps JAX's default);
 - ``cli_query_wall_s``: the median wall time of ``fr bank query`` on a 1,000-fact bank (5 runs
   after one that fills JAX's compilation cache and the kernel's executable), everything included,
-  with Python's bytecode cache on (as by default).
+  with Python's bytecode cache on (as by default), cold (``FR_NO_WARM=1``);
+  ``cli_query_warm_wall_s`` the same answered by ``fr bank serve-local`` (:mod:`frcore.bank.warm`),
+  and ``cli_query.cli_query_warm_equal`` whether its output equals the cold one.
 
 Separately, the median MiniLM embedding time of one query, which is what "with the query
 embedding included" adds.
@@ -81,14 +83,17 @@ def _rss_parts_mb() -> dict:
     return out
 
 
-def build_bank(path: str, n: int, dim: int = 384, batch: int = 5000, ann: bool = False) -> dict:
-    """Create the n-fact bank at ``path`` (hash-{dim} embedder) in this process: ingest figures
-    (``ann``: the approximate index built and extended as the bank grows, its time included)."""
+def build_bank(
+    path: str, n: int, dim: int = 384, batch: int = 5000, ann: bool = False, embedder: str | None = None
+) -> dict:
+    """Create the n-fact bank at ``path`` (hash-{dim} embedder, or ``embedder``) in this process:
+    ingest figures (``ann``: the approximate index built and extended as the bank grows, its time
+    included)."""
     from frcore.bank import Bank
     from frcore.bank.storage import synthetic_facts
 
     facts = synthetic_facts(n, seed=0)
-    with Bank.open(path, embedder=f"hash-{dim}", ann=ann) as bank:
+    with Bank.open(path, embedder=embedder or f"hash-{dim}", ann=ann) as bank:
         t = time.perf_counter()
         for start in range(0, n, batch):
             bank.add(facts[start : start + batch])
@@ -221,24 +226,89 @@ def _child(call: str) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def cli_query_wall_s(n: int = 1000, runs: int = 5, tmp: str | None = None) -> dict:
+def _walls(cmd: list[str], env: dict[str, str], runs: int) -> tuple[list[float], str]:
+    """Wall times of ``runs`` runs of ``cmd`` after one uncounted run, and the last one's stdout."""
+    walls, out = [], ""
+    for i in range(runs + 1):  # the first run fills JAX's compilation cache and the kernel's executable
+        t = time.perf_counter()
+        out = subprocess.run(cmd, capture_output=True, check=True, timeout=600, env=env, text=True).stdout
+        if i:
+            walls.append(time.perf_counter() - t)
+    return walls, out
+
+
+def cli_query_wall_s(
+    n: int = 1000, runs: int = 5, tmp: str | None = None, warm: bool = True, embedder: str = "hash-384"
+) -> dict:
     """Median wall time of ``fr bank query`` (a new process each time: interpreter, imports,
-    open, query, output) on an n-fact bank with the hashing embedder."""
-    fr = [sys.executable, "-c", "import sys; from frcore.cli import run; sys.exit(run())"]  # as the console script
+    open, query, output) on an n-fact bank with ``embedder``: cold (``FR_NO_WARM=1``),
+    and (``warm``) answered by ``fr bank serve-local`` over its socket, with whether the warm
+    output equals the cold one."""
+    fr = [sys.executable, "-c", "import sys; from frcore_warm import run; sys.exit(run())"]  # as the console script
     # as Python runs by default: modules' bytecode cached once (PYTHONDONTWRITEBYTECODE compiles
     # every module from source in every process)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     with tempfile.TemporaryDirectory(dir=tmp) as d:
         path = os.path.join(d, "cli.db")
-        _child(f"build_bank({path!r}, {int(n)})")
+        _child(f"build_bank({path!r}, {int(n)}, embedder={embedder!r})")
         cmd = fr + ["bank", "query", path, QUERIES[0], "--at", AT]
-        walls = []
-        for i in range(runs + 1):  # the first run fills JAX's compilation cache and the kernel's executable
-            t = time.perf_counter()
-            subprocess.run(cmd, capture_output=True, check=True, timeout=600, env=env)
-            if i:
-                walls.append(time.perf_counter() - t)
-    return {"cli_query_wall_s": float(np.median(walls)), "cli_query_wall_runs_s": walls, "n": n}
+        walls, cold_out = _walls(cmd, {**env, "FR_NO_WARM": "1"}, runs)
+        res: dict[str, Any] = {
+            "cli_query_wall_s": float(np.median(walls)),
+            "cli_query_wall_runs_s": walls,
+            "n": n,
+            "embedder": embedder,
+        }
+        if warm:
+            res.update(_warm_walls(fr, path, cmd, env, runs, cold_out))
+    return res
+
+
+def _warm_walls(fr: list[str], path: str, cmd: list[str], env: dict[str, str], runs: int, cold_out: str) -> dict:
+    """:func:`cli_query_wall_s` with ``fr bank serve-local`` answering (its own runtime dir; stopped after)."""
+    import frcore_warm
+
+    with tempfile.TemporaryDirectory() as rt:
+        os.chmod(rt, 0o700)
+        env = {**env, frcore_warm.RUNTIME_DIR_ENV: rt}
+        env.pop(frcore_warm.NO_WARM_ENV, None)
+        server = subprocess.Popen(
+            fr + ["bank", "serve-local", path], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+        )
+        try:
+            deadline = time.monotonic() + 600
+            while not any(name.endswith(".pid") for name in os.listdir(rt)):
+                if server.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(
+                        f"fr bank serve-local did not start: {server.stderr.read() if server.stderr else ''}"
+                    )
+                time.sleep(0.05)
+            walls, _ = _walls(cmd, env, runs)
+            answer = _ask(os.path.join(rt, frcore_warm.bank_key(path) + ".sock"), cmd[3:], env)
+        finally:
+            server.terminate()
+            server.wait(timeout=60)
+            if server.stderr:
+                server.stderr.close()
+    return {
+        "cli_query_warm_wall_s": float(np.median(walls)),
+        "cli_query_warm_wall_runs_s": walls,
+        "cli_query_warm_equal": answer.get("rc") == 0 and answer.get("stdout") == cold_out,
+    }
+
+
+def _ask(sock_path: str, argv: list[str], env: dict[str, str]) -> dict:
+    """The warm server's own answer to ``fr ARGV`` (not the cold path's, which the console script
+    would fall back to)."""
+    import socket
+
+    import frcore_warm
+
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.settimeout(600)
+        s.connect(sock_path)
+        frcore_warm.send(s, {"argv": argv, "cwd": os.getcwd(), "env": frcore_warm.answer_environment(env)})
+        return frcore_warm.receive(s)
 
 
 def query_embedding_ms(repeats: int = 30) -> dict:
@@ -288,10 +358,15 @@ def run(sizes=(1000, 20000, 100000), embedding: bool = True, log=print, ann: boo
             )
         rows.append(row)
     cli = cli_query_wall_s(1000)  # the output contract: on a 1,000-fact bank, whatever the sizes
-    log(f"fr bank query on a {cli['n']}-fact bank: {cli['cli_query_wall_s']:.2f} s wall (median of 5)")
+    log(
+        f"fr bank query on a {cli['n']}-fact bank: {cli['cli_query_wall_s']:.2f} s wall cold, "
+        f"{cli['cli_query_warm_wall_s']:.2f} s answered by fr bank serve-local (medians of 5; same output: "
+        f"{cli['cli_query_warm_equal']})"
+    )
     res: dict[str, Any] = {
         "sizes": rows,
         "cli_query_wall_s": cli["cli_query_wall_s"],
+        "cli_query_warm_wall_s": cli["cli_query_warm_wall_s"],
         "cli_query": cli,
         "targets": {
             "query_ms": TARGET_MS,

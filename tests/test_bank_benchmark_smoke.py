@@ -18,6 +18,9 @@ def test_cli_wall_time_is_measured():
 
     got = cli_query_wall_s(50, runs=1)
     assert got["n"] == 50 and len(got["cli_query_wall_runs_s"]) == 1 and got["cli_query_wall_s"] > 0
+    # answered by fr bank serve-local: the same output as the cold path
+    assert len(got["cli_query_warm_wall_runs_s"]) == 1 and got["cli_query_warm_wall_s"] > 0
+    assert got["cli_query_warm_equal"] is True
 
 
 def test_embedding_section_reports_query_latency_and_batched_throughput(monkeypatch):

@@ -130,15 +130,16 @@ def test_a_subcommand_loads_only_its_own_entry_point():
 
 
 def test_the_console_script_runs_main_and_freezes_what_is_left():
-    """``fr`` is :func:`frcore.cli.run`: main's exit status, with the objects left frozen out of
-    the interpreter's final garbage collections."""
+    """``fr`` is :func:`frcore_warm.run`, which runs :func:`frcore.cli.run` for every command no
+    warm server answers: main's exit status, with the objects left frozen out of the
+    interpreter's final garbage collections."""
     import subprocess
 
     tomllib = pytest.importorskip("tomllib")
     meta = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-    assert meta["project"]["scripts"]["fr"] == "frcore.cli:run"
+    assert meta["project"]["scripts"]["fr"] == "frcore_warm:run"
     code = (
-        "import gc, sys\nfrom frcore.cli import run\nsys.argv = ['fr']\nrc = run()\n"
+        "import gc, sys\nfrom frcore_warm import run\nsys.argv = ['fr']\nrc = run()\n"
         "print(rc, gc.get_freeze_count() > 0)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True)

@@ -1,6 +1,7 @@
 """The import contract of the repository, read from the source with :mod:`ast` (nothing is imported).
 
-Layers, bottom to top: ``frcore`` (with its subpackages ``frcore.bank`` and ``frcore.bench``) ←
+Layers, bottom to top: ``frcore`` (with its subpackages ``frcore.bank`` and ``frcore.bench``, and
+beside it ``frcore_warm``, the ``fr`` console script's warm path) ←
 ``theory`` ← ``experiments`` ← ``paper_figures``. Every import is read — at module level, inside
 functions, and module names given as strings (``importlib.import_module("x.y")``, an f-string
 whose literal head names a module, or any other string constant that is exactly the dotted name
@@ -32,7 +33,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 #: top-level packages and their layer (a package may import only from its own layer or below)
-LAYERS = {"frcore": 0, "theory": 1, "experiments": 2, "paper_figures": 3}
+LAYERS = {"frcore": 0, "frcore_warm": 0, "theory": 1, "experiments": 2, "paper_figures": 3}
 #: the nodes of the package graph: subpackages are nodes of their own
 SUBPACKAGES = ("frcore.bank", "frcore.bench")
 

@@ -1,4 +1,4 @@
-"""``fr bank init|add|retract|erase|purge|quarantine|query|explain|export``, and the actions
+"""``fr bank init|add|retract|erase|purge|quarantine|query|explain|export|serve-local``, and the actions
 declared in the entry-point group :data:`ACTION_ENTRY_POINT_GROUP` (``bench``, from experiments/).
 
 Every failure is one line on stderr naming the file (and, for a fact, where it is, its id and
@@ -440,6 +440,13 @@ def _query(args) -> int:
     return 0
 
 
+def _serve_local(args) -> int:
+    """``serve-local``: answer ``fr bank query|explain`` of this bank warm (:mod:`frcore.bank.warm`)."""
+    from .warm import serve
+
+    return serve(args.path)
+
+
 #: the actions of ``fr bank`` implemented here, by name (those declared elsewhere run their own ``func``)
 _ACTIONS = {
     "init": _init,
@@ -451,6 +458,7 @@ _ACTIONS = {
     "query": _query,
     "explain": _query,
     "export": _export,
+    "serve-local": _serve_local,
 }
 
 
@@ -604,6 +612,12 @@ def register(subparsers) -> None:
     _reading_actions(sub)
     for ep in declared_actions():
         sub.declare(ep)
+    sp = sub.add_parser(
+        "serve-local",
+        help="answer `fr bank query|explain` of this bank from a warm process, over a private Unix socket "
+        "(docs/serve.md)",
+    )
+    sp.add_argument("path", help="bank file (SQLite)")
     sp = sub.add_parser("export", help="export every edge, transition and audit record of one user as JSON")
     _common(sp, with_json=False)
     sp.add_argument("--out")
