@@ -15,7 +15,8 @@ dimensions:
   ``import_s``), then the median and 90th percentile of 200 queries *excluding* the query's
   embedding (the query vector is given), and this process's peak resident memory
   (``peak_rss_mb``; after the queries, ``rss_anon_mb`` its own memory and ``rss_file_mb`` the
-  pages of the files it maps, the vectors' among them), with the CPU dispatch mode it ran in
+  pages of the files it maps: the vectors' with the exact cosine, not with the approximate index,
+  whose queries read the rows they multiply with ``pread``), with the CPU dispatch mode it ran in
   (``fr`` runs JAX computations inline, :func:`frcore.prefer_sync_cpu_dispatch`;
   ``FR_ASYNC_DISPATCH=1`` keeps JAX's default);
 - ``cli_query_wall_s``: the median wall time of ``fr bank query`` on a 1,000-fact bank (5 runs

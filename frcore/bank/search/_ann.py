@@ -246,6 +246,13 @@ def files(folder: Path) -> list[Path]:
     return [p for p in folder.glob("*ann-*.faiss")] + [p for p in folder.glob(f"{SIDECAR}*")]
 
 
+def take(matrix: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """``matrix[rows]``, read without mapping the rows into this process when ``matrix`` can
+    (the index's :class:`~frcore.bank.storage._index.VectorMap`: ``take_rows``); the same values."""
+    reader = getattr(matrix, "take_rows", None)
+    return reader(rows) if reader is not None else np.asarray(matrix[rows])
+
+
 class ApproximateRows:
     """The rows ``rows`` (ascending; ``None``: every row) of the index's vector matrix, with an
     approximate index over its first ``ann.rows`` rows: what a query multiplies when the bank
@@ -291,17 +298,17 @@ class ApproximateRows:
         found = self._local(everywhere)
         bound = -1.0  # every row the index holds is a candidate: nothing is unknown
         if everywhere.size < self._held:
-            v_all = np.asarray(self.matrix[everywhere] @ q, dtype=np.float32)
+            v_all = np.asarray(take(self.matrix, everywhere) @ q, dtype=np.float32)
             bound = float(v_all.min()) if np.isfinite(v_all).all() else float("nan")
             v = v_all[np.searchsorted(everywhere, self._global(found))] if found.size else v_all[:0]
         else:
-            v = np.asarray(self.matrix[self._global(found)] @ q, dtype=np.float32)
+            v = np.asarray(take(self.matrix, self._global(found)) @ q, dtype=np.float32)
         values[found], known[found] = v, True
         finite = bool(np.isfinite(v).all())
         if self._tail.size:
             rows = self._global(self._tail)
             tail = np.asarray(
-                self.matrix[rows[0] : rows[-1] + 1] @ q if self.rows is None else self.matrix[rows] @ q,
+                take(self.matrix, np.arange(rows[0], rows[-1] + 1) if self.rows is None else rows) @ q,
                 dtype=np.float32,
             )
             values[self._tail] = tail
@@ -310,7 +317,7 @@ class ApproximateRows:
         matrix, to_global = self.matrix, self._global
 
         def exact(rows: np.ndarray) -> np.ndarray:
-            return np.asarray(matrix[to_global(rows)] @ q, dtype=np.float32)
+            return np.asarray(take(matrix, to_global(rows)) @ q, dtype=np.float32)
 
         # the known rows: the candidates (ascending) then the tail (after every row the index holds)
         known_rows = np.concatenate([found, self._tail]) if self._tail.size else found
