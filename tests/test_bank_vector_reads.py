@@ -1,4 +1,4 @@
-"""The index's vectors read by row (frcore.bank.storage._index.VectorMap.take_rows): the same values
+"""The index's vectors read by row (frcore.bank.storage._vectors.VectorMap.take_rows): the same values
 as the memory map's rows, and a query with the approximate index reads its candidates so, never
 through the map, ranking exactly as through it."""
 
@@ -14,8 +14,8 @@ from hypothesis import given, settings, strategies as st
 from frcore.bank._bank import Bank
 from frcore.bank.search import _ann
 from frcore.bank.search._ann import AnnConfig, ApproximateRows
-from frcore.bank.storage._index import VectorMap
 from frcore.bank.storage._synthetic import synthetic_facts
+from frcore.bank.storage._vectors import VectorMap
 
 
 def _map(path, rows: int, dim: int) -> VectorMap:

@@ -248,7 +248,7 @@ def files(folder: Path) -> list[Path]:
 
 def take(matrix: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """``matrix[rows]``, read without mapping the rows into this process when ``matrix`` can
-    (the index's :class:`~frcore.bank.storage._index.VectorMap`: ``take_rows``); the same values."""
+    (the index's :class:`~frcore.bank.storage._vectors.VectorMap`: ``take_rows``); the same values."""
     reader = getattr(matrix, "take_rows", None)
     return reader(rows) if reader is not None else np.asarray(matrix[rows])
 
