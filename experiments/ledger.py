@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from experiments.ledger_base import MissingResult, Results, Row, bench_regime, mde_paired
+from experiments.ledger_base import MissingResult, Results, Row, bench_regime, paired
 from experiments.ledger_paper import paper_rows
 from theory.rule_record import provenance
 from theory.verdict import (
@@ -73,31 +73,6 @@ def _pct(x) -> str:
 
 def _per_av(results: Results, system: str, file: str = "bench.json") -> dict[str, float]:
     return {k: v["pass"] for k, v in results.system(system, file)["per_av"].items()}
-
-
-def _paired(results: Results, a: str, b: str, avs: tuple[str, ...] | None = None, file: str = "bench.json") -> dict:
-    """Paired bootstrap CI, exact McNemar and the minimal detectable effect (:func:`mde_paired`) of
-    a − b on the same questions (optionally only the questions of ``avs``)."""
-    from frcore.bench import mcnemar, paired_bootstrap
-
-    qa, qb = results.passes(a, file), results.passes(b, file)
-    av = {(q["persona"], q["id"]): q["attack_vector"][:3] for q in results.get(file)["questions"]}
-    keys = sorted(k for k in qa if k in qb and (avs is None or av[k] in avs))
-    if not keys:
-        raise MissingResult(f"no shared questions of {a} and {b}" + (f" in {avs}" if avs else ""))
-    x = np.array([qa[k] for k in keys])
-    y = np.array([qb[k] for k in keys])
-    bs = paired_bootstrap(x, y, n_boot=10000)
-    mc = mcnemar(x, y)
-    return {
-        "n": len(keys),
-        "a": float(x.mean()),
-        "b": float(y.mean()),
-        "diff": bs["diff"],
-        "ci": [bs["ci_low"], bs["ci_high"]],
-        "mcnemar_p": mc["p_value"],
-        "mde": mde_paired(len(keys), int((x != y).sum())),
-    }
 
 
 def sigma_variant(results: Results) -> dict | None:
@@ -249,7 +224,7 @@ def _granularity(r: Results) -> dict:
 
 def _ablation(r: Results) -> dict:
     out = {"pass": {s: r.system(s)["overall"]["pass"] for s in PAPER["ablation_d6"]}}
-    out["paired"] = {s: _paired(r, "fr-full", s) for s in ("fr-no-routing", "fr-uniform-decay", "flat-cosine")}
+    out["paired"] = {s: paired(r, "fr-full", s) for s in ("fr-no-routing", "fr-uniform-decay", "flat-cosine")}
     return out
 
 
@@ -329,10 +304,10 @@ def _bonferroni_parts(w):
 
 
 def _static(r: Results) -> dict:
-    out: dict[str, dict | None] = {"pooled": _paired(r, "fr-full", "flat-cosine", STATIC_AVS)}
+    out: dict[str, dict | None] = {"pooled": paired(r, "fr-full", "flat-cosine", avs=STATIC_AVS)}
     for av in STATIC_AVS:
         try:
-            out[av] = _paired(r, "fr-full", "flat-cosine", (av,))
+            out[av] = paired(r, "fr-full", "flat-cosine", avs=(av,))
         except MissingResult:
             out[av] = None
     return out

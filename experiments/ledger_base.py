@@ -136,3 +136,36 @@ def mde_paired(n: int, discordant: int, alpha: float = 0.05, power: float = 0.80
         return float("nan")
     psi = max(int(discordant), 1) / n
     return float((stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power)) * math.sqrt(psi / n))
+
+
+def paired(
+    r: Results, a: str, b: str, *, field: str = "passed", file: str = "bench.json", avs: tuple[str, ...] | None = None
+) -> dict:
+    """a − b on one per-question field (``passed`` by default) over their shared questions
+    (optionally of ``avs``): paired bootstrap CI, exact McNemar and the minimal detectable effect
+    (:func:`mde_paired`). Every paired comparison of both ledgers is this one."""
+    from frcore.bench import mcnemar, paired_bootstrap
+
+    recs: dict[str, dict] = {a: {}, b: {}}
+    av: dict[tuple, str] = {}
+    for q in r.get(file).get("questions", []):
+        if q["system"] in recs:
+            recs[q["system"]][(q["persona"], q["id"])] = bool(q[field])
+            av[(q["persona"], q["id"])] = q["attack_vector"][:3]
+    keys = sorted(k for k in recs[a] if k in recs[b] and (avs is None or av[k] in avs))
+    if not keys:
+        raise MissingResult(f"{file}: no shared questions of {a} and {b}" + (f" in {avs}" if avs else ""))
+    x = np.array([recs[a][k] for k in keys])
+    y = np.array([recs[b][k] for k in keys])
+    bs = paired_bootstrap(x, y, n_boot=10000)
+    mc = mcnemar(x, y)
+    return {
+        "n": len(keys),
+        "a": float(x.mean()),
+        "b": float(y.mean()),
+        "diff": bs["diff"],
+        "ci": [bs["ci_low"], bs["ci_high"]],
+        "mcnemar_p": mc["p_value"],
+        "discordant": mc["n_discordant"],
+        "mde": mde_paired(len(keys), mc["n_discordant"]),
+    }

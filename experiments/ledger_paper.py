@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from experiments.ledger_base import MissingResult, Results, Row, bench_regime, mde_paired
+from experiments.ledger_base import MissingResult, Results, Row, bench_regime, mde_paired, paired
 from theory.verdict import Part, Rule, holds, within
 
 #: The paper's figures these rows compare with (§6.5, §6.2, D.8, §5, C.6, H, I, A.12, §7).
@@ -78,36 +78,6 @@ def _ci(ci) -> str:
     return f"[{100 * ci[0]:+.1f}, {100 * ci[1]:+.1f}]"
 
 
-def _paired_arrays(r: Results, a: str, b: str, field: str = "passed", file: str = "bench.json", avs=None) -> dict:
-    """a − b on one per-question field over their shared questions (optionally of ``avs``):
-    paired bootstrap CI, exact McNemar and the MDE."""
-    from frcore.bench import mcnemar, paired_bootstrap
-
-    recs: dict[str, dict] = {a: {}, b: {}}
-    av: dict[tuple, str] = {}
-    for q in r.get(file).get("questions", []):
-        if q["system"] in recs:
-            recs[q["system"]][(q["persona"], q["id"])] = bool(q[field])
-            av[(q["persona"], q["id"])] = q["attack_vector"][:3]
-    keys = sorted(k for k in recs[a] if k in recs[b] and (avs is None or av[k] in avs))
-    if not keys:
-        raise MissingResult(f"{file}: no shared questions of {a} and {b}" + (f" in {avs}" if avs else ""))
-    x = np.array([recs[a][k] for k in keys])
-    y = np.array([recs[b][k] for k in keys])
-    bs = paired_bootstrap(x, y, n_boot=10000)
-    mc = mcnemar(x, y)
-    return {
-        "n": len(keys),
-        "a": float(x.mean()),
-        "b": float(y.mean()),
-        "diff": bs["diff"],
-        "ci": [bs["ci_low"], bs["ci_high"]],
-        "mcnemar_p": mc["p_value"],
-        "discordant": mc["n_discordant"],
-        "mde": mde_paired(len(keys), mc["n_discordant"]),
-    }
-
-
 def _records(r: Results, system: str, file: str = "bench.json") -> list[dict]:
 
     out = [q for q in r.get(file).get("questions", []) if q["system"] == system]
@@ -120,7 +90,7 @@ def _records(r: Results, system: str, file: str = "bench.json") -> list[dict]:
 
 
 def _untyped(r: Results) -> dict:
-    return _paired_arrays(r, "fr-untyped", "fr-full")
+    return paired(r, "fr-untyped", "fr-full")
 
 
 def _untyped_parts(w) -> list[Part]:
@@ -149,7 +119,7 @@ def _cognitive(r: Results) -> dict:
         "ahead": [av for av in avs if per[av][0] > per[av][1]],
         "behind": [av for av in avs if per[av][0] < per[av][1]],
         "n_avs": len(avs),
-        "pooled": _paired_arrays(r, "fr-full", "fr-cognitive-partition", file=BENCH_PAPER),
+        "pooled": paired(r, "fr-full", "fr-cognitive-partition", file=BENCH_PAPER),
     }
     try:  # the cognitive rates alone (fr-cognitive, in the main table), for comparison only
         c2 = r.system("fr-cognitive")["per_av"]
@@ -291,7 +261,7 @@ def _top10_parts(w) -> list[Part]:
 
 
 def _staleness(r: Results) -> dict:
-    d = _paired_arrays(r, "overwrite", "fr-full", field="stale")
+    d = paired(r, "overwrite", "fr-full", field="stale")
     d["ratio"] = d["a"] / d["b"] if d["b"] > 0 else float("inf")
     return d
 
@@ -383,7 +353,7 @@ def _av7_parts(w) -> list[Part]:
 
 
 def _numeric(r: Results) -> dict:
-    return _paired_arrays(r, "fr-full", "fr-no-numeric", file=BENCH_PAPER, avs=("AV8",))
+    return paired(r, "fr-full", "fr-no-numeric", file=BENCH_PAPER, avs=("AV8",))
 
 
 def _numeric_parts(w) -> list[Part]:
@@ -440,8 +410,8 @@ def _squatting(r: Results) -> dict:
     }
     return {
         "squatting": share,
-        "fast_vs_default": _paired_arrays(r, "fr-rates-800x", "fr-full", file=BENCH_PAPER),
-        "floor_vs_default": _paired_arrays(r, "fr-rates-800x-floor", "fr-full", file=BENCH_PAPER),
+        "fast_vs_default": paired(r, "fr-rates-800x", "fr-full", file=BENCH_PAPER),
+        "floor_vs_default": paired(r, "fr-rates-800x-floor", "fr-full", file=BENCH_PAPER),
     }
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from experiments import ledger, ledger_paper as lp
+from experiments import ledger, ledger_base, ledger_paper as lp
 
 
 def _q(system, i, av, passed, stale=False, hit10=None, terms=None):
@@ -380,6 +380,6 @@ def test_every_paired_comparison_of_the_ledger_carries_its_mde(tmp_path):
         for i, v in enumerate(col)
     ]
     (tmp_path / "bench.json").write_text(json.dumps({"questions": qs}))
-    w = ledger._paired(ledger.Results(tmp_path), "fr-full", "flat-cosine")
+    w = ledger_base.paired(ledger.Results(tmp_path), "fr-full", "flat-cosine")
     assert w["n"] == 10
     assert w["mde"] == pytest.approx(2.801585 * math.sqrt(0.3 / 10), rel=1e-5)
