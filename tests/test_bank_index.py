@@ -10,6 +10,7 @@ postings scorer equals bm25s bit for bit on any subset of rows.
 from __future__ import annotations
 
 import json
+import math
 import random
 from pathlib import Path
 
@@ -28,7 +29,7 @@ from frcore.bank.search._lexical import (
     concat_postings,
     tokenize_many,
 )
-from frcore.bank.storage._index import decode, encode, index_path
+from frcore.bank.storage._index import decode, encode, index_path, merge_count
 from frcore.bank.storage._synthetic import synthetic_facts
 
 WORDS = ["apple", "banana", "moved", "moving", "paris", "city", "topic", "run", "runs", "the", "what", "42", "x"]
@@ -327,16 +328,79 @@ def test_an_index_older_than_an_unseen_erase_is_scrubbed(tmp_path):
         assert r.store._load().indexed == 300
 
 
+def _adds(sizes, fan_in):
+    """Segment sizes after each add of ``sizes`` under :func:`merge_count`, and how many times
+    each row was written (its add, then each merge it took part in)."""
+    segs: list[list[int]] = []  # each segment's rows, by global row number
+    writes: list[int] = []
+    for n in sizes:
+        segs.append(list(range(len(writes), len(writes) + n)))
+        writes += [1] * n
+        while k := merge_count([len(s) for s in segs], fan_in):
+            merged = [r for s in segs[-k:] for r in s]
+            for r in merged:
+                writes[r] += 1
+            segs[-k:] = [merged]
+    return [len(s) for s in segs], writes
+
+
+def test_fan_in_two_is_binary_counter_merging():
+    """F = 2: the last two merge exactly while the older is not larger."""
+    for sizes in ([5, 3], [3, 5], [4, 4], [8, 4, 2, 2], [8, 4, 2, 1]):
+        assert merge_count(sizes, 2) == (2 if sizes[-2] <= sizes[-1] else 0)
+    assert merge_count([7], 2) == 0
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.integers(2, 6),
+    st.integers(1, 400),
+    st.integers(1, 9),
+)
+def test_equal_adds_make_a_base_f_counter(fan_in, adds, size):
+    """Adds of one size b: the segments are the base-F digits of the add count (each digit d as
+    d segments of b·F^position rows, largest first), so at most F - 1 segments of each size,
+    and no row is written more than 1 + floor(log_F(adds)) times."""
+    sizes, writes = _adds([size] * adds, fan_in)
+    digits, m = [], adds
+    while m:
+        digits.append(m % fan_in)
+        m //= fan_in
+    expected = [size * fan_in**p for p in reversed(range(len(digits))) for _ in range(digits[p])]
+    assert sizes == expected
+    assert max(writes) <= len(digits)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(3, 6), st.lists(st.integers(1, 60), min_size=1, max_size=150))
+def test_any_adds_leave_few_segments(fan_in, sizes):
+    """Any adds (slowly shrinking ones too, under which binary-counter merging never merges):
+    every row is kept, and every F consecutive segments shrink by more than F - 1, so there are
+    at most (F - 1)(log_{F-1}(rows) + 1) segments."""
+    got, writes = _adds(sizes, fan_in)
+    assert sum(got) == sum(sizes) == len(writes)
+    assert all(got[i] > (fan_in - 1) * got[i + fan_in - 1] for i in range(len(got) - fan_in + 1))
+    assert len(got) <= (fan_in - 1) * (math.log(sum(sizes), fan_in - 1) + 1)
+
+
+def test_shrinking_adds_are_merged():
+    """Adds of 100, 99, …, 61 rows (40 adds): four at a time they merge (F = 4), where the
+    older-not-larger rule of F = 2 keeps all 40 apart."""
+    sizes = list(range(100, 60, -1))
+    assert len(_adds(sizes, 2)[0]) == 40
+    assert len(_adds(sizes, 4)[0]) <= 6
+
+
 def test_segments_stay_few(tmp_path):
-    """Binary-counter merging: 40 adds of 10 facts leave at most log2(40) + 1 segments."""
+    """Merging four at a time: 40 adds of 10 facts leave the base-4 digits of 40 (2, 2, 0):
+    segments of 160, 160, 40 and 40 rows."""
     db = str(tmp_path / "b.db")
     facts = synthetic_facts(400, seed=3)
     with Bank.open(db, embedder="hash-64") as b:
         for s in range(0, 400, 10):
             b.add(facts[s : s + 10])
     m = json.loads((index_path(db) / "manifest.json").read_text())
-    assert sum(s["n"] for s in m["segments"]) == 400
-    assert len(m["segments"]) <= 6
+    assert [s["n"] for s in m["segments"]] == [160, 160, 40, 40]
     his = [s["hi"] for s in m["segments"]]
     assert his == sorted(his)
     assert len(list(index_path(db).glob("seg-*"))) == len(m["segments"])  # merged-away ones removed

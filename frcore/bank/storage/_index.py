@@ -14,8 +14,9 @@ sequence numbers — ``.npy`` arrays (memory-mapped), JSON lists of strings (ids
 the few distinct slots, kinds, speakers and users, each row's as a code), the raw rows
 (``raw.json``, read only when a caller asks for the facts themselves) and the BM25 postings of
 their tokens (:class:`frcore.bank.search._lexical.Postings`). Segments are immutable: an add writes
-a new one (the facts it committed) and merges the last two while the older is not larger
-(binary-counter merging: O(log n) segments, every row rewritten O(log n) times). The vectors of
+a new one (the facts it committed) and merges the last :data:`MERGE_FAN_IN` (F) while the oldest
+of them holds at most F - 1 times the newest's rows (:func:`merge_count`: O(log n) segments;
+with adds of one size a base-F counter, every row rewritten about log_F n times). The vectors of
 every indexed row are one float32 matrix in one file (``vectors.f32``, rows in store order,
 memory-mapped as one matrix: a query over every row multiplies it in place); an add writes its
 rows after the last indexed one, and no file a reader maps is ever truncated.
@@ -492,12 +493,12 @@ class BankIndex:
                 segs.append(self._write(rows, self._put_vectors(total, rows.vectors)))
                 written.append(segs[-1]["dir"])
                 old: list[dict[str, Any]] = []
-                while len(segs) >= 2 and int(segs[-2]["n"]) <= int(segs[-1]["n"]):
-                    merged = self._merge(segs[-2], segs[-1], sum(int(s["n"]) for s in segs[:-2]))
+                while k := merge_count([int(s["n"]) for s in segs]):
+                    merged = self._merge(segs[-k:], sum(int(s["n"]) for s in segs[:-k]))
                     if merged is None:
                         break
-                    old += segs[-2:]
-                    segs[-2:] = [merged]
+                    old += segs[-k:]
+                    segs[-k:] = [merged]
                     written.append(merged["dir"])
                 self._commit(bank_id, erasures, segs)
                 written.clear()
@@ -512,17 +513,18 @@ class BankIndex:
             for name in written:  # written but never committed: no manifest names them
                 _scrub(self.dir / name)
 
-    def _merge(self, a: dict[str, Any], b: dict[str, Any], start: int) -> dict[str, Any] | None:
-        """The segment of the rows of segments ``a`` and ``b`` (consecutive; ``a``'s vectors
-        from row ``start`` of ``vectors.f32``), written; ``None`` when either is damaged."""
+    def _merge(self, segs: list[dict[str, Any]], start: int) -> dict[str, Any] | None:
+        """The segment of the rows of the consecutive segments ``segs`` (the first one's vectors
+        from row ``start`` of ``vectors.f32``), written; ``None`` when one of them is damaged."""
+        parts: list[Rows] = []
         try:
-            parts = [self._checked(a, start), self._checked(b, start + int(a["n"]))]
+            for s in segs:
+                parts.append(self._checked(s, start + sum(p.n for p in parts)))
         except (ValueError, KeyError, TypeError, IndexError):
             return None
         row = self.spec.dim * 4
-        return self._write(
-            merge_rows(parts), _digests(_pieces(self.dir / VECTORS, start * row, (parts[0].n + parts[1].n) * row))
-        )
+        n = sum(p.n for p in parts)
+        return self._write(merge_rows(parts), _digests(_pieces(self.dir / VECTORS, start * row, n * row)))
 
     def drop_from(self, seq: int, bank_id: str, erasures: int) -> None:
         """After the erase that made the bank's erase count ``erasures``: scrub every segment
@@ -769,6 +771,24 @@ def _scrub_ann(folder: Path, keep: Sequence[str] = ()) -> None:
             _zero_file(f)
             with contextlib.suppress(FileNotFoundError):
                 os.remove(f)
+
+
+#: how many segments one merge joins (:func:`merge_count`)
+MERGE_FAN_IN = 4
+
+
+def merge_count(sizes: Sequence[int], fan_in: int = MERGE_FAN_IN) -> int:
+    """How many of the last segments (of row counts ``sizes``, in store order) to merge now: the
+    last F = ``fan_in`` when the oldest of them holds at most F - 1 times the newest's rows, else 0.
+
+    Merging until it gives 0 after every add keeps ``s[i] > (F - 1) · s[i + F - 1]`` for every F
+    consecutive segments, so at most F - 1 segments per factor F - 1 of size (for F ≥ 3, about
+    (F - 1) log_{F-1} n of them); with adds of one size the segments are the digits of a base-F
+    counter (every row rewritten at most log_F(adds) times). F = 2 is binary-counter merging
+    (the older not larger than the newer)."""
+    if fan_in < 2 or len(sizes) < fan_in:
+        return 0
+    return fan_in if sizes[-fan_in] <= (fan_in - 1) * sizes[-1] else 0
 
 
 def merge_rows(parts: Sequence[Rows]) -> Rows:
