@@ -37,6 +37,7 @@ from ._common import (
     _row_to_record,
     iso_text,
 )
+from ._grow import appended
 from ._index import LIFE_COLUMNS, BankIndex, IndexSpec, Rows, encode
 from ._loaded import _Loaded, _with_releases
 from ._schema import (
@@ -558,15 +559,16 @@ def _combine(version, erasures, released, old, segments, since, rows, tsince, tr
         codes = [_segment_slot_codes(seg, slot_vocab) for seg in segments]
         row_codes = np.concatenate([*codes, slot_codes([e.slot for e in new_edges], slot_vocab)])
     else:
-        cols = concat_columns(old.cols, new_cols)
-        recorded = np.concatenate([old.recorded, new_rec])
-        life = {k: np.concatenate([old.life[k], new_life[k]]) for k in new_life}
+        # the old load's rows are not copied again (their buffers grow: ._grow)
+        cols = {k: appended(old.cols[k], new_cols[k]) for k in old.cols}
+        recorded = appended(old.recorded, new_rec)
+        life = {k: appended(old.life[k], new_life[k]) for k in new_life}
         links = old.links + new_links
         segments = old.segments
         records, seqs = old.records + new_edges, np.concatenate([old.seqs, new_seq])
         trs = old.transitions + new_trs
         slot_vocab = dict(old.slot_vocab)  # the old load's stays as it was (its readers may be in threads)
-        row_codes = np.concatenate([old.slot_codes, slot_codes([e.slot for e in new_edges], slot_vocab)])
+        row_codes = appended(old.slot_codes, slot_codes([e.slot for e in new_edges], slot_vocab))
     loaded = _Loaded(
         version=version,
         erasures=erasures,
