@@ -29,7 +29,8 @@ from frcore.bank.search._lexical import (
     concat_postings,
     tokenize_many,
 )
-from frcore.bank.storage._index import decode, encode, index_path, merge_count
+from frcore.bank.storage._index import decode, encode, index_path
+from frcore.bank.storage._merging import merge_count
 from frcore.bank.storage._synthetic import synthetic_facts
 
 WORDS = ["apple", "banana", "moved", "moving", "paris", "city", "topic", "run", "runs", "the", "what", "42", "x"]

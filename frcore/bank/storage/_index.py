@@ -14,7 +14,7 @@ sequence numbers — ``.npy`` arrays (memory-mapped), JSON lists of strings (ids
 the few distinct slots, kinds, speakers and users, each row's as a code), the raw rows
 (``raw.json``, read only when a caller asks for the facts themselves) and the BM25 postings of
 their tokens (:class:`frcore.bank.search._lexical.Postings`). Segments are immutable: an add writes
-a new one (the facts it committed) and merges the last :data:`MERGE_FAN_IN` (F) while the oldest
+a new one (the facts it committed) and merges the last ``MERGE_FAN_IN`` (F) while the oldest
 of them holds at most F - 1 times the newest's rows (:func:`merge_count`: O(log n) segments;
 with adds of one size a base-F counter, every row rewritten about log_F n times). The vectors of
 every indexed row are one float32 matrix in one file (``vectors.f32``, rows in store order,
@@ -57,6 +57,7 @@ import numpy as np
 
 from ..records import neutralize, owner_pattern, slot_codes
 from ..search import Postings, _ann
+from ._merging import merge_count
 from ._vectors import VectorMap
 
 FORMAT = "frcore-bank-index-v3"
@@ -771,24 +772,6 @@ def _scrub_ann(folder: Path, keep: Sequence[str] = ()) -> None:
             _zero_file(f)
             with contextlib.suppress(FileNotFoundError):
                 os.remove(f)
-
-
-#: how many segments one merge joins (:func:`merge_count`)
-MERGE_FAN_IN = 4
-
-
-def merge_count(sizes: Sequence[int], fan_in: int = MERGE_FAN_IN) -> int:
-    """How many of the last segments (of row counts ``sizes``, in store order) to merge now: the
-    last F = ``fan_in`` when the oldest of them holds at most F - 1 times the newest's rows, else 0.
-
-    Merging until it gives 0 after every add keeps ``s[i] > (F - 1) · s[i + F - 1]`` for every F
-    consecutive segments, so at most F - 1 segments per factor F - 1 of size (for F ≥ 3, about
-    (F - 1) log_{F-1} n of them); with adds of one size the segments are the digits of a base-F
-    counter (every row rewritten at most log_F(adds) times). F = 2 is binary-counter merging
-    (the older not larger than the newer)."""
-    if fan_in < 2 or len(sizes) < fan_in:
-        return 0
-    return fan_in if sizes[-fan_in] <= (fan_in - 1) * sizes[-1] else 0
 
 
 def merge_rows(parts: Sequence[Rows]) -> Rows:
