@@ -6,8 +6,9 @@ frcore never imports experiments/.
 For banks of n facts (default 1k / 20k / 100k; ``--sizes``), with the hashing embedder at 384
 dimensions:
 
-- a first process builds the bank file (its index beside it): the ingest rate and that
-  process's peak resident memory;
+- a first process builds the bank file (its index beside it) with :meth:`Bank.add_batches` in
+  batches of 5,000 (each its own transaction, the next one prepared by a worker process while
+  one is stored): the ingest rate and that process's peak resident memory;
 - after one process that queries it once (filling JAX's compilation cache and the kernel's
   executables, as any earlier use on the machine would), a fresh process opens it as an agent
   or the CLI would: ``first_query_s`` is
@@ -96,8 +97,7 @@ def build_bank(
     facts = synthetic_facts(n, seed=0)
     with Bank.open(path, embedder=embedder or f"hash-{dim}", ann=ann) as bank:
         t = time.perf_counter()
-        for start in range(0, n, batch):
-            bank.add(facts[start : start + batch])
+        bank.add_batches(facts[start : start + batch] for start in range(0, n, batch))
         if ann:
             bank.update_ann()  # the approximate index over every row (added since it was last extended too)
         ingest_s = time.perf_counter() - t

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from frcore import cli
 from frcore.bank import Bank, instruction_rule
-from frcore.bank.storage import _store
+from frcore.bank.storage import _batch
 from frcore.bank.storage._common import StoreError
 from frcore.bank.storage._store import Store
 
@@ -162,7 +162,7 @@ def test_erase_removes_the_release_and_its_id_from_other_reasons(tmp_path):
 def test_detection_runs_before_the_write_lock_is_taken(tmp_path, monkeypatch):
     store = Store.open(tmp_path / "d.db")
     seen = []
-    real = _store.injection_finding
+    real = _batch.injection_finding
 
     def probe(rec):
         other = []
@@ -179,7 +179,7 @@ def test_detection_runs_before_the_write_lock_is_taken(tmp_path, monkeypatch):
         seen.append((other[0], store.conn.in_transaction))
         return real(rec)
 
-    monkeypatch.setattr(_store, "injection_finding", probe)
+    monkeypatch.setattr(_batch, "injection_finding", probe)
     added = store.add_facts([fact("a", ATTACK), fact("b")])
     store.close()
     assert [q["id"] for q in added.quarantined] == ["a"]

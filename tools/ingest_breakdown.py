@@ -25,7 +25,7 @@ from collections.abc import Callable
 PARTS = (
     # (module path, attribute owner within it or "", attribute, label)
     ("frcore.bank._bank", "", "parse_batch", "parse and validate"),
-    ("frcore.bank.storage._store", "", "_quarantine_findings", "detector (text, id, slot, speaker)"),
+    ("frcore.bank.storage._store", "", "quarantine_findings", "detector (text, id, slot, speaker)"),
     ("frcore.bank._bank", "Bank", "_embed_records", "embed"),
     ("frcore.bank.storage._store", "Store", "_insert", "SQLite: insert rows and vectors"),
     ("frcore.bank.storage._store", "Store", "sync_index", "index: total"),

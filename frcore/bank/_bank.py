@@ -3,10 +3,9 @@ eight-stage pipeline, behind add / retract / erase / query / explain / export.""
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import datetime as _dt
-import gc
+import functools
 import hashlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -18,6 +17,7 @@ from .._ontology import primary_index
 from .._params import LifecycleParams, default_params, validate_params
 from .._time import now, parse_time_arg
 from .._types import STATE_NAMES
+from ._ingest import EMBED_CHUNK, ReadyBatch, collector_paused, embed_records
 from .derive import DeriveConfig, derive_records, explain_derivation, turn_index
 from .pipeline import (
     PipelineConfig,
@@ -65,10 +65,6 @@ def _vectors_embedder(store) -> tuple[str, int] | None:
     except ValueError:  # vectors of a caller's own embedder object: nothing to infer from the name
         return None
     return known if known[1] == dim else None
-
-
-#: Embedding batch size of :meth:`Bank.add` and of re-embedding at query time.
-EMBED_CHUNK = 256
 
 
 def result_limit(config: PipelineConfig) -> int | None:
@@ -182,22 +178,6 @@ class _View:
     vectors: Any
     lexical: Lexicon
     prepared: Prepared  # per-edge arrays as of the view's valid time (ages, eligibility, related pairs, ...)
-
-
-@contextlib.contextmanager
-def _collector_paused():
-    """Python's cyclic garbage collector paused (when it runs) while a bank makes objects by the
-    hundred thousand, few of them in cycles (an add; the first view of a bank, which reads every
-    row): each collection walks every object the bank holds, about a fifth of an ingest and a
-    third of a first query at 100,000 facts. Reference counting still frees them."""
-    running = gc.isenabled()
-    if running:
-        gc.disable()
-    try:
-        yield
-    finally:
-        if running:
-            gc.enable()
 
 
 class Bank:
@@ -397,13 +377,45 @@ class Bank:
         error. ``where[i]`` names fact ``i`` in errors (default ``facts[i]``). Facts are stored
         for this bank's :attr:`user`: a fact that names no ``user`` becomes theirs, one of another
         user is refused (field ``user``)."""
-        with _collector_paused():
-            # validate → embed → store (the guard, the transaction and the index: one store call)
-            batch = parse_batch(list(facts), where, self.user, recorded_at)
-            if self.derive is not None:  # raw turns take the metadata their words state (docs/derive.md)
-                batch = self._derived(batch, self.derive)
-            vectors = None if self.store.readonly else self._embed_records(batch.records)
-            added = self.store.add_facts(batch, vectors=vectors, ann=self.ann)
+        with collector_paused():  # validate → embed → store (the guard, the transaction and the index)
+            return self._store_prepared(self._prepare(facts, where, recorded_at))
+
+    def add_batches(
+        self,
+        batches: Iterable[Iterable[Mapping[str, Any]]],
+        recorded_at: _dt.datetime | None = None,
+        *,
+        where: Iterable[Sequence[str] | None] | None = None,
+        workers: int = 1,
+    ) -> list[list[str]]:
+        """:meth:`add` of each batch in turn, each in its own transaction (``where``: each batch's
+        labels); returns each one's result. With ``workers=1`` a worker process prepares each batch
+        (validates, checks, embeds) while the one before it is stored (:mod:`frcore.bank._ingest`);
+        with 0, or with raw-turn derivation (it reads the stored turns), this process does. A batch
+        that fails raises its error; the batches before it stay stored."""
+        from . import _ingest
+
+        if workers not in (0, 1):
+            raise ValueError(f"workers: {workers!r}: 0 (prepare every batch here) or 1 (a worker process)")
+        args = (self.user, recorded_at, self.embedding_key, self.owner)
+        job = None if not workers or self.derive is not None or self.store.readonly else (lambda f, w: (f, w, *args))
+        with collector_paused():
+            here = functools.partial(self._prepare, recorded_at=recorded_at)
+            emb = _ingest.worker_embedder(self.embedder)
+            return _ingest.add_batches(here, self._store_prepared, job, batches, where, emb)
+
+    def _prepare(self, facts, where, recorded_at) -> ReadyBatch:
+        """A batch parsed and validated for this bank's user, derived (raw turns), embedded."""
+        batch = parse_batch(list(facts), where, self.user, recorded_at)
+        if self.derive is not None:  # raw turns take the metadata their words state (docs/derive.md)
+            batch = self._derived(batch, self.derive)
+        return ReadyBatch(batch, None if self.store.readonly else self._embed_records(batch.records))
+
+    def _store_prepared(self, prep: ReadyBatch) -> list[str]:
+        vectors = prep.vectors
+        if vectors is None and not self.store.readonly:  # prepared by a worker without the embedder
+            vectors = self._embed_records(prep.batch.records)
+        added = self.store.add_facts(prep.batch, vectors=vectors, ann=self.ann)
         self._views.clear()
         self._rows.clear()
         return added
@@ -426,15 +438,8 @@ class Bank:
         return self.store.update_ann(self.ann, complete)
 
     def _embed_records(self, records) -> tuple[str, np.ndarray]:
-        """(model key, vectors) of facts about to be stored: their texts as :meth:`normalize`
-        reads them, embedded in chunks of :data:`EMBED_CHUNK`."""
-        texts = [self.normalize(r.text) for r in records]
-        parts = [
-            np.asarray(self.embedder.embed(texts[k : k + EMBED_CHUNK]), dtype=np.float32)
-            for k in range(0, len(texts), EMBED_CHUNK)
-        ]
-        vecs = np.concatenate(parts) if parts else np.zeros((0, self.embedder.dim), dtype=np.float32)
-        return self.embedding_key, vecs
+        """(model key, vectors) of facts about to be stored (:func:`frcore.bank._ingest.embed_records`)."""
+        return embed_records(self.embedder, self.embedding_key, self.normalize, records)
 
     def release(self, edge_id: str, reason: str | None = None) -> dict:
         """Release a quarantined fact as the owner's decision (an append-only release row; the
@@ -540,7 +545,7 @@ class Bank:
         view = self._views.get(key)
         if view is not None:
             return view
-        with _collector_paused():  # (the first view reads every row: objects by the hundred thousand)
+        with collector_paused():  # (the first view reads every row: objects by the hundred thousand)
             return self._new_view(key, read)
 
     def _new_view(self, key: tuple, read: ReadView) -> _View:

@@ -3,7 +3,7 @@
 What the rest of FR-Bank uses of this layer is imported from here; its modules are its own.
 """
 
-from ._batch import Batch as Batch, parse_batch as parse_batch
+from ._batch import Batch as Batch, checked as checked, parse_batch as parse_batch
 from ._common import (
     StoreError as StoreError,
     iso_text as iso_text,
@@ -19,6 +19,7 @@ from ._synthetic import synthetic_facts as synthetic_facts
 __all__ = [
     "Batch",
     "parse_batch",
+    "checked",
     "IndexSpec",
     "ReadView",
     "Store",

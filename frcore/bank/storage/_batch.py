@@ -4,13 +4,14 @@ is said, a supersession cycle within the batch)."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 from ..._ontology import ONTOLOGY, SUPERSESSION_CONFIDENCE_THRESHOLD, category_index
 from ..._time import now
-from ..records import OWNER, FactRecord, check_user, parse_fact, to_utc_naive
+from ..records import OWNER, FactRecord, check_user, injection_finding, parse_fact, to_utc_naive
 from ._common import StoreError, shown_user
 
 
@@ -25,6 +26,9 @@ class Batch:
     seen: dict[str, int]
     recorded_at: datetime
     warnings: tuple[str, ...] = ()
+    #: id → (field, rule) of each fact to store quarantined, when checked with the batch
+    #: (:func:`checked`; its records then carry the mark), else ``None``: the store checks
+    findings: dict[str, tuple[str, str]] | None = None
 
 
 def parse_batch(
@@ -182,3 +186,27 @@ def supersession_cycles(records: Sequence[FactRecord], seen: Mapping[str, int]) 
                     if len(component) > 1:
                         cycles.append(sorted(component))
     return sorted(cycles)
+
+
+def quarantine_findings(records: list[FactRecord]) -> dict[str, tuple[str, str]]:
+    """The prompt-injection check of every free-text field of a batch, before any lock or
+    transaction: id → (field, rule) of each fact to store quarantined (``records`` are marked)."""
+    findings: dict[str, tuple[str, str]] = {}
+    for i, r in enumerate(records):
+        found = injection_finding(r)
+        if found is None and r.quarantined:
+            found = ("quarantined", "given as quarantined")
+        if found is not None:
+            findings[r.id] = found
+            if not r.quarantined:
+                records[i] = dataclasses.replace(r, quarantined=True)
+    return findings
+
+
+def checked(batch: Batch) -> Batch:
+    """``batch`` with its prompt-injection findings (:func:`quarantine_findings`), as the store
+    takes it without checking it again."""
+    if batch.findings is not None:
+        return batch
+    records = list(batch.records)
+    return dataclasses.replace(batch, records=records, findings=quarantine_findings(records))

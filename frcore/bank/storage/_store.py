@@ -67,7 +67,6 @@ one read transaction, so it always sees whole batches."""
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import sqlite3
 import stat
@@ -83,9 +82,8 @@ from ..._time import now
 from ..records import (
     OWNER,
     FactRecord,
-    injection_finding,
 )
-from ._batch import Batch, parse_batch
+from ._batch import Batch, parse_batch, quarantine_findings
 from ._common import (
     ERASE_PURGE_WAIT,
     Added,
@@ -315,7 +313,7 @@ class Store(_Loading):
             if vectors is None
             else (vectors[0], self._check_vectors(vectors[0], [r.id for r in records], vectors[1]))
         )
-        findings = _quarantine_findings(records)
+        findings = batch.findings if batch.findings is not None else quarantine_findings(records)
         ids = [r.id for r in records]
         users = {r.id: r.user for r in records}
         for _attempt in range(5):
@@ -666,18 +664,3 @@ class Store(_Loading):
                 elif not skip_missing:
                     raise StoreError(f"put_embeddings: ids[{i}]: edge {fid!r} is not stored")
             self._put_vectors(conn, model, [ids[i] for i in keep], v[keep], "put_embeddings")
-
-
-def _quarantine_findings(records: list[FactRecord]) -> dict[str, tuple[str, str]]:
-    """The prompt-injection check of every free-text field of a batch, before any lock or
-    transaction: id → (field, rule) of each fact to store quarantined (``records`` are marked)."""
-    findings: dict[str, tuple[str, str]] = {}
-    for i, r in enumerate(records):
-        found = injection_finding(r)
-        if found is None and r.quarantined:
-            found = ("quarantined", "given as quarantined")
-        if found is not None:
-            findings[r.id] = found
-            if not r.quarantined:
-                records[i] = dataclasses.replace(r, quarantined=True)
-    return findings
