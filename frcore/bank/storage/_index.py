@@ -212,27 +212,32 @@ class BankIndex:
         if not segs:
             return []
         try:
-            total = sum(int(s["n"]) for s in segs)
-            if count_upto(int(segs[-1]["hi"])) != total or int(m.get("vector_rows", -1)) != total:
-                return []
-            self.matrix(total)  # vectors.f32 holds every row (a shorter file cannot be mapped)
-        except (OSError, ValueError, KeyError, TypeError):
-            return []  # replaced or removed under us, or a damaged manifest: read the rows from SQLite
+            starts = [0, *itertools.accumulate(int(s["n"]) for s in segs)]
+        except (ValueError, KeyError, TypeError):
+            return []  # a damaged manifest: read the rows from SQLite
+        total = starts[-1]
         out: list[Rows] = []
         damaged = False
-        starts = [0, *itertools.accumulate(int(s["n"]) for s in segs)]
-        # the segments are hashed in a thread (hashing releases the GIL) while this one parses them
-        with concurrent.futures.ThreadPoolExecutor(1, "frcore-verify") as pool:
+        # the segments are hashed in a thread (hashing releases the GIL) while this one counts the
+        # stored rows and parses the segments; a segment is used only once its hashes match
+        pool = concurrent.futures.ThreadPoolExecutor(1, "frcore-verify")
+        try:
             checks = [pool.submit(self._verify, s, a) for s, a in zip(segs, starts)]
+            try:
+                if count_upto(int(segs[-1]["hi"])) != total or int(m.get("vector_rows", -1)) != total:
+                    return []
+                self.matrix(total)  # vectors.f32 holds every row (a shorter file cannot be mapped)
+            except (OSError, ValueError, KeyError, TypeError):
+                return []  # replaced or removed under us, or a damaged manifest: read the rows from SQLite
             for s, check in zip(segs, checks):
                 try:
                     out.append(self._parsed(s, check))
                 except (OSError, ValueError, KeyError, TypeError, IndexError):
                     # damaged (or replaced under us): this segment's rows and the later ones come from SQLite
                     damaged = True
-                    for c in checks:
-                        c.cancel()
                     break
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)  # hashing left running ends on its own
         if damaged and not self.readonly:
             with contextlib.suppress(OSError):
                 self._drop_damaged(m, len(out))
