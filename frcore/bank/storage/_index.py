@@ -22,10 +22,11 @@ memory-mapped as one matrix: a query over every row multiplies it in place); an 
 rows after the last indexed one, and no file a reader maps is ever truncated.
 
 Verified: the manifest records, for every segment, the digest (16 bytes of SHA-256, :func:`digest`)
-of each of its files and of its rows of ``vectors.f32``, written with it. A load verifies a
-segment before it maps it (once per segment per process: :meth:`BankIndex._verify`); a segment whose
-bytes differ, or whose files do not parse, is not read — it and the segments after it are read
-from SQLite, and a writable store scrubs them and indexes their rows again at once.
+of each of its files and of its rows of ``vectors.f32``, written with it. A load uses a segment
+only once it is verified (once per segment per process: :meth:`BankIndex._verify`, run in a thread
+while the load parses the segment, :meth:`BankIndex._parsed`); a segment whose bytes differ, or
+whose files do not parse, is not used — it and the segments after it are read from SQLite, and a
+writable store scrubs them and indexes their rows again at once.
 
 Erasure: an erase overwrites with zeros, then deletes, every segment from the one holding the
 erased fact (or a fact whose links named it) on, and every folder a crashed write left
