@@ -1,7 +1,7 @@
 """The bank's index folder is derived, verified data; an erase's "purged" is verified.
 
 What must hold: every file of a segment and its rows of ``vectors.f32`` are checked against the
-BLAKE2b digests the manifest records before a load maps them; a damaged index file of any kind
+digests the manifest records before a load uses them; a damaged index file of any kind
 (flipped bytes, a truncated file, a valid-JSON edit, an array of ones, a missing file) never
 changes an answer — the bank answers as the same file read from SQLite alone — and a writable
 open indexes the damaged rows again; a read-only open writes nothing. A writable open scrubs
@@ -201,6 +201,18 @@ def test_quarantined_all_ones_hides_nothing(template, tmp_path):
     assert all(r[2] for r in got if r[1] != "quarantine")  # every query still finds facts
 
 
+def test_the_digest_is_the_first_16_bytes_of_sha256(tmp_path):
+    """The manifest's checksum (docs/formats.md): SHA-256's first 16 bytes, hex (the FIPS 180-2
+    test vector of "abc"), of a whole file or of a byte range of one (hashed where it is mapped)."""
+    assert _index.digest(b"abc") == "ba7816bf8f01cfea414140de5dae2223"
+    f = tmp_path / "f"
+    f.write_bytes(b"xxabcyy")
+    assert _index._digest_of(f, 2, 3) == "ba7816bf8f01cfea414140de5dae2223"
+    assert _index._digest_of(f, 7, 0) == _index.digest(b"")
+    with pytest.raises(ValueError, match="ends before byte 8"):
+        _index._digest_of(f, 5, 3)
+
+
 def test_a_segment_is_verified_once_per_process(template, tmp_path, monkeypatch):
     """A load hashes a segment's files and vector rows the first time the process maps it; a
     later open of the same, unchanged segment reads none of them; a file changed since is hashed
@@ -221,6 +233,26 @@ def test_a_segment_is_verified_once_per_process(template, tmp_path, monkeypatch)
     third = _segment(db, 2)
     _flip(third / "raw.json", [5])
     assert _indexed(db)[1] == 60 and calls and all(third in p.parents or p.name == "vectors.f32" for p in calls)
+
+
+def test_a_segment_that_fails_to_parse_is_damaged_only_when_it_fails_to_verify(template, tmp_path, monkeypatch):
+    """A load parses a segment while it is hashed: a parse error of any kind in a segment whose
+    files fail their checksums makes it damaged (its rows and the later ones read from SQLite);
+    in a segment that verifies, the error is the load's, as when it parsed after verifying."""
+    db = _copy(template, tmp_path)
+    want = _plain(db)
+    original = _index.BankIndex._read
+
+    def failing(self, d):
+        if d == _segment(db, 1):
+            raise RuntimeError("a parse error of no kind the load expects")
+        return original(self, d)
+
+    monkeypatch.setattr(_index.BankIndex, "_read", failing)
+    with pytest.raises(RuntimeError, match="no kind the load expects"):
+        _indexed(db)  # every file verifies: the error is not taken for damage
+    _flip(_segment(db, 1) / "seq.npy", [200])
+    assert _indexed(db) == (want, 40)
 
 
 def test_a_damaged_segment_is_not_merged(template, tmp_path):
