@@ -6,7 +6,7 @@ import dataclasses
 import functools
 import hashlib
 import json
-import mmap
+import os
 import re
 import sqlite3
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -204,11 +204,12 @@ MIN_ERASED_BYTES = 4
 
 def bank_files(path: str) -> list[Path]:
     """Every file the bank at ``path`` owns: the bank, its ``-wal`` and ``-shm`` files, and every
-    file under its index folder ``path.index/``."""
+    file under its index folder ``path.index/`` (a folder a writer renames or removes during the
+    walk is passed over: a writer of this process or another may be adding a segment)."""
     own = [Path(path + suffix) for suffix in ("", "-wal", "-shm")]
     index = Path(path + ".index")
-    return [p for p in own if p.exists()] + (
-        sorted(p for p in index.rglob("*") if not p.is_dir()) if index.is_dir() else []
+    return [p for p in own if p.exists()] + sorted(
+        Path(root) / name for root, _dirs, names in os.walk(index) for name in names
     )
 
 
@@ -230,16 +231,34 @@ def erased_bytes_remaining(path: str, erased: Iterable[str], held: Callable[[str
     for f in bank_files(path):
         try:
             with open(f, "rb") as fh:
-                if fh.seek(0, 2) == 0:
-                    continue
-                with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-                    found = {s for s, forms in needles.items() if any(mm.find(b) >= 0 for b in forms)}
+                found = _held_in(fh, needles)
+        except FileNotFoundError:  # removed since the walk (a scrubbed segment, a checkpointed WAL)
+            continue
         except OSError:
             found = {""}  # unreadable: nothing can be said of it
         if found:
             hits[str(f)] = found
     explained = {s for s in set().union(*hits.values()) if s and held(s)} if hits else set()
     return [f for f, found in hits.items() if found - explained]
+
+
+#: bytes read at a time by :func:`_held_in`
+_SCAN_CHUNK = 1 << 24
+
+
+def _held_in(fh, needles: Mapping[str, set[bytes]]) -> set[str]:
+    """The strings of ``needles`` one of whose forms occurs in the file ``fh``, read in chunks
+    that overlap by the longest form less one byte: read, not memory-mapped, because SQLite and
+    the bank's writers may shorten a file during the scan (a mapped page past the new end would
+    kill the process with SIGBUS; a read just ends)."""
+    longest = max((len(b) for forms in needles.values() for b in forms), default=1)
+    found: set[str] = set()
+    tail = b""
+    while chunk := fh.read(_SCAN_CHUNK):
+        buf = tail + chunk
+        found |= {s for s, forms in needles.items() if s not in found and any(b in buf for b in forms)}
+        tail = buf[max(0, len(buf) - longest + 1) :]
+    return found
 
 
 def held_elsewhere(conn: sqlite3.Connection, text: str) -> bool:
