@@ -85,6 +85,23 @@ def test_coded_column_round_trip(values):
         decode(distinct, np.array([len(distinct)], dtype=np.int32))
 
 
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.one_of(st.none(), st.sampled_from(["", "a", "b", "slot:x", "é"])), max_size=40),
+    st.lists(st.sampled_from(["a", "c", "slot:x", "z"]), max_size=4, unique=True),
+)
+def test_slot_codes_number_keys_in_order_of_first_occurrence(values, before):
+    """Slot codes by their definition: -1 for no slot, else the key's position among the distinct
+    keys, those numbered before (``vocab``) first, then the new ones as they first occur."""
+    vocab = {k: i for i, k in enumerate(before)}
+    order = list(before) + [
+        v for i, v in enumerate(values) if v is not None and v not in before and v not in values[:i]
+    ]
+    want = [-1 if v is None else order.index(v) for v in values]
+    assert slot_codes(values, vocab).tolist() == want
+    assert list(vocab) == order  # extended with the new keys, in that order
+
+
 def _answers(bank: Bank, users=(None,)) -> list:
     out = []
     for user in users:

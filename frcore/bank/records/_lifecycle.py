@@ -123,9 +123,11 @@ def slot_codes(slots: Sequence[str | None], vocab: dict[str, int] | None = None)
     first occurrence (0, 1, ...); -1 for no slot. ``vocab``: the codes of slots numbered before
     (the keys of rows before these), extended with the new ones."""
     codes: dict[str, int] = {} if vocab is None else vocab
-    return np.fromiter(
-        (-1 if s is None else codes.setdefault(s, len(codes)) for s in slots), dtype=np.int64, count=len(slots)
-    )
+    for s in dict.fromkeys(slots):  # the distinct keys, in order of first occurrence
+        if s is not None and s not in codes:
+            codes[s] = len(codes)
+    code_of: Any = codes.get  # code_of(key, -1): -1 for None (never a key)
+    return np.fromiter(map(code_of, slots, itertools.repeat(-1)), dtype=np.int64, count=len(slots))
 
 
 @dataclass(frozen=True)

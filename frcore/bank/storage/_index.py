@@ -612,14 +612,15 @@ class BankIndex:
                 (tmp / file).write_bytes(data)
                 sums[file] = digest(data)
 
-            for key, a in _arrays(rows).items():
+            coded = {k: encode(rows.cols[k]) for k in CODED_COLUMNS}
+            for key, a in _arrays(rows, coded).items():
                 buf = io.BytesIO()
                 np.save(buf, np.ascontiguousarray(a), allow_pickle=False)
                 put(f"{key}.npy", buf.getvalue())
             strings: dict[str, Any] = {k: list(rows.cols[k].tolist()) for k in STRING_COLUMNS}
             strings |= {"links": list(rows.links), "lo": rows.lo, "hi": rows.hi, "values": {}}
             for k in CODED_COLUMNS:
-                strings["values"][k] = encode(rows.cols[k])[0]
+                strings["values"][k] = coded[k][0]
             put("strings.json", json.dumps(strings, ensure_ascii=False).encode("utf-8"))
             p = rows.postings
             put("vocab.json", _json_list(sorted(p.vocab, key=p.vocab.__getitem__)))
@@ -641,13 +642,14 @@ class BankIndex:
             self._scrub_all(self._manifest())
 
 
-def _arrays(rows: Rows) -> dict[str, np.ndarray]:
-    """The arrays a segment of ``rows`` holds (:data:`SEGMENT_ARRAYS`), by name."""
+def _arrays(rows: Rows, coded: dict[str, tuple[list, np.ndarray]]) -> dict[str, np.ndarray]:
+    """The arrays a segment of ``rows`` holds (:data:`SEGMENT_ARRAYS`), by name (``coded``: the
+    :func:`encode` of each coded column)."""
     p = rows.postings
     out = {"seq": rows.seq, **{k: rows.cols[k] for k in NUMERIC_COLUMNS}, "recorded": rows.recorded}
     out |= {f"life_{k}": rows.life[k] for k in LIFE_COLUMNS}
     out |= {"post_indptr": p.indptr, "post_rows": p.rows, "post_tf": p.tf, "post_length": p.length}
-    out |= {f"code_{k}": encode(rows.cols[k])[1] for k in CODED_COLUMNS}
+    out |= {f"code_{k}": coded[k][1] for k in CODED_COLUMNS}
     return out
 
 
