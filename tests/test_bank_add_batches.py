@@ -145,6 +145,16 @@ def test_a_worker_error_is_raised_by_the_calling_process(tmp_path, monkeypatch):
     assert calls == [20, 20]  # the first batch, and the third again after the worker failed on it
 
 
+def test_no_interpreter_to_start_prepares_every_batch_here(tmp_path, monkeypatch):
+    """sys.executable that cannot be run (an embedded Python): the batches are prepared here."""
+    facts = _facts(60)
+    want = _sequential(str(tmp_path / "a.db"), facts)
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "no-such-python"))
+    calls = _counting(monkeypatch)
+    assert _batched(str(tmp_path / "b.db"), facts) == want
+    assert calls == [20, 20, 20]
+
+
 def test_workers_must_be_zero_or_one(tmp_path):
     with Bank.open(str(tmp_path / "b.db"), embedder="hash-64") as b, pytest.raises(ValueError, match="workers"):
         b.add_batches([], workers=2)

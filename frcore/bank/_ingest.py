@@ -255,8 +255,13 @@ def add_batches(
             sent = False
             if following is not _END and job is not None:
                 following = list(following)
-                worker = worker or Worker(embedder)
-                sent = worker.submit(job(following, following_where))
+                if worker is None:
+                    try:
+                        worker = Worker(embedder)
+                    except OSError:  # no interpreter to start (an embedded Python): every batch here
+                        job = None
+                if worker is not None and job is not None:
+                    sent = worker.submit(job(following, following_where))
             out.append(store(ready if ready is not None else prepare_here(current, current_where)))
             ready = worker.result() if sent and worker is not None else None
             current, current_where = following, following_where
