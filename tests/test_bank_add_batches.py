@@ -86,11 +86,23 @@ class _Unpicklable:
         return self._inner.embed(texts)
 
 
-def test_an_embedder_that_does_not_pickle_embeds_here(tmp_path):
-    assert _ingest.worker_embedder(_Unpicklable()) is None
+def test_an_embedder_that_does_not_pickle_embeds_here(tmp_path, monkeypatch):
+    """The worker gets no embedder: every batch is embedded by the calling process."""
     facts = _facts(60)
     want = _sequential(str(tmp_path / "a.db"), facts)
+    embedded: list[int] = []
+    real = Bank._embed_records
+
+    def counted(self, records):
+        embedded.append(len(records))
+        return real(self, records)
+
+    monkeypatch.setattr(Bank, "_embed_records", counted)
     assert _batched(str(tmp_path / "b.db"), facts, embedder=_Unpicklable()) == want
+    assert embedded == [20, 20, 20]
+    embedded.clear()
+    assert _batched(str(tmp_path / "c.db"), facts) == want
+    assert embedded == [20]  # the first batch; the worker embeds the others
 
 
 def test_a_failing_batch_raises_adds_error_and_keeps_the_ones_before(tmp_path):

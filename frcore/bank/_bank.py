@@ -401,8 +401,7 @@ class Bank:
         job = None if not workers or self.derive is not None or self.store.readonly else (lambda f, w: (f, w, *args))
         with collector_paused():
             here = functools.partial(self._prepare, recorded_at=recorded_at)
-            emb = _ingest.worker_embedder(self.embedder)
-            return _ingest.add_batches(here, self._store_prepared, job, batches, where, emb)
+            return _ingest.add_batches(here, self._store_prepared, job, batches, where, self.embedder)
 
     def _prepare(self, facts, where, recorded_at) -> ReadyBatch:
         """A batch parsed and validated for this bank's user, derived (raw turns), embedded."""

@@ -96,12 +96,21 @@ def collector_paused():
 # ----------------------------------------------------------------------------- the worker process
 
 
-def write_message(fh, obj: Any) -> None:
-    """``obj`` pickled, after its length (8 bytes, little-endian): a message."""
-    data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
-    fh.write(struct.pack("<Q", len(data)))
-    fh.write(data)
+def _pickled(obj: Any) -> bytes:
+    return pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def write_frames(fh, frames: Sequence[bytes]) -> None:
+    """Each of ``frames`` (pickled objects) after its length (8 bytes, little-endian): messages."""
+    for data in frames:
+        fh.write(struct.pack("<Q", len(data)))
+        fh.write(data)
     fh.flush()
+
+
+def write_message(fh, obj: Any) -> None:
+    """``obj`` as a message (:func:`write_frames`)."""
+    write_frames(fh, [_pickled(obj)])
 
 
 def read_message(fh) -> Any:
@@ -129,7 +138,11 @@ class Worker:
             env=env,
         )
         self._sending: threading.Thread | None = None
-        self._hello: bytes | None = pickle.dumps((PROTOCOL, embedder), protocol=pickle.HIGHEST_PROTOCOL)
+        try:
+            hello = _pickled((PROTOCOL, embedder))
+        except Exception:  # any embedder that does not pickle (a model session, a lock): the caller embeds
+            hello = _pickled((PROTOCOL, None))
+        self._hello: bytes | None = hello
 
     def submit(self, job: tuple) -> bool:
         """Send :func:`prepare`'s arguments (pickled here, written by a thread: the worker may
@@ -137,7 +150,7 @@ class Worker:
         if self._proc is None:
             return False
         try:
-            data = [pickle.dumps(job, protocol=pickle.HIGHEST_PROTOCOL)]
+            data = [_pickled(job)]
         except Exception:  # an argument that does not pickle: this batch is prepared here
             return False
         if self._hello is not None:
@@ -148,12 +161,9 @@ class Worker:
         return True
 
     @staticmethod
-    def _send(fh, messages: list[bytes]) -> None:
+    def _send(fh, frames: list[bytes]) -> None:
         try:
-            for data in messages:
-                fh.write(struct.pack("<Q", len(data)))
-                fh.write(data)
-            fh.flush()
+            write_frames(fh, frames)
         except (OSError, ValueError):
             pass  # the worker is gone: result() finds its output ended
 
@@ -198,7 +208,7 @@ def serve(inp, out) -> None:
     gc.disable()  # as Bank.add pauses it: the objects a batch makes are few in cycles
     try:
         protocol, embedder = read_message(inp)
-    except (EOFError, TypeError, ValueError, pickle.UnpicklingError):
+    except Exception:  # the end, or a message it cannot read
         return
     if protocol != PROTOCOL:
         return
@@ -220,14 +230,6 @@ def serve(inp, out) -> None:
 _END = object()
 
 
-def _picklable(obj: Any) -> bool:
-    try:
-        pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
-        return True
-    except Exception:  # any object: an embedder holding a model session, a lock, a lambda
-        return False
-
-
 def add_batches(
     prepare_here: Callable[[Sequence[Any], Sequence[str] | None], ReadyBatch],
     store: Callable[[ReadyBatch], Any],
@@ -239,7 +241,7 @@ def add_batches(
     """``store(prepare_here(b, w))`` for each batch ``b`` (labels ``w``) in order, each batch's
     :func:`prepare` done by a :class:`Worker` while the batch before it is stored when ``job``
     gives the worker's arguments (``None``: every batch prepared here; ``embedder``: the one the
-    worker embeds with). Returns what ``store`` returned for each."""
+    worker embeds with, when it pickles). Returns what ``store`` returned for each."""
     items: Iterator = iter(batches)
     labels: Iterator = iter(where) if where is not None else iter(lambda: None, _END)
     out: list[Any] = []
@@ -269,9 +271,3 @@ def add_batches(
         if worker is not None:
             worker.close()
     return out
-
-
-def worker_embedder(embedder: Any) -> Any:
-    """``embedder`` when it can be sent to the worker (pickled), else ``None``: the worker then
-    only parses and checks, and the calling process embeds."""
-    return embedder if _picklable(embedder) else None
