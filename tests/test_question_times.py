@@ -158,14 +158,52 @@ def _labelled() -> list[dict]:
     return json.loads(DATA.read_text())["items"] if DATA.exists() else []
 
 
-@pytest.mark.parametrize("item", _labelled(), ids=lambda it: it["id"])
+_UNDATED = "LoCoMo gives no question date: a relative word was said in a session the question does not date"
+#: Labelled questions the rules get wrong (docs/derive.md, "Question times", measured): strict xfail,
+#: so a rule that comes to read one of them right goes red here until it is taken off this list.
+KNOWN_WRONG = {
+    "lme-75832dbd": "'recent publications': recent qualifies the publications, read as an order",
+    "lme-1a1907b4": "'an upcoming get-together': the plan, not what to retrieve, read as ahead",
+    "lme-61f8c8f8": "'my previous year's time' compares two years, read as last year",
+    "lme-031748ae_abs": "'when I just started my new role': no rule for an event's start",
+    "lmb-marcus_q10": "'deliveries coming' without 'up': no rule",
+    "locomo-conv-26-14": "'still' in a hypothetical, read as an order",
+    "locomo-conv-42-66": "'after gaming' is a career after, read as an order",
+    **{
+        i: _UNDATED
+        for i in (
+            "locomo-conv-26-11", "locomo-conv-26-37", "locomo-conv-26-85", "locomo-conv-26-97", "locomo-conv-26-118",
+            "locomo-conv-26-120", "locomo-conv-26-153", "locomo-conv-26-164", "locomo-conv-26-175",
+            "locomo-conv-26-188", "locomo-conv-42-127", "locomo-conv-42-163", "locomo-conv-42-182",
+            "locomo-conv-42-192", "locomo-conv-42-248", "locomo-conv-42-256",
+        )
+    },
+}  # fmt: skip
+
+
+def _labelled_params() -> list:
+    return [
+        pytest.param(it, id=it["id"], marks=pytest.mark.xfail(strict=True, reason=KNOWN_WRONG[it["id"]]))
+        if it["id"] in KNOWN_WRONG
+        else pytest.param(it, id=it["id"])
+        for it in _labelled()
+    ]
+
+
+def test_every_known_wrong_question_is_labelled():
+    assert set(KNOWN_WRONG) <= {it["id"] for it in _labelled()}
+
+
+@pytest.mark.parametrize("item", _labelled_params())
 def test_labelled_questions(item):
-    """Every labelled question: the window holds the intended days; the order and kind are as
-    labelled; a question labelled with no window gets none."""
-    got = question_time(item["question"], dt.datetime.fromisoformat(item["asked_at"]))
+    """Every labelled question: the window holds the intended days (those up to the day asked:
+    nothing said later can be retrieved); the order and kind are as labelled; a question labelled
+    none gets None."""
+    asked = dt.datetime.fromisoformat(item["asked_at"])
+    got = question_time(item["question"], asked)
     want = item["expected"]
     if want["kind"] == "none":
-        assert got is None or got.kind != "window", got
+        assert got is None, got
         return
     assert got is not None, got
     assert got.kind == want["kind"], got
@@ -173,7 +211,7 @@ def test_labelled_questions(item):
     if want["kind"] == "window":
         assert got.start is None or got.start.date() <= _day(want["start"]), got
         if "end" in want:
-            assert got.end is None or got.end.date() >= _day(want["end"]), got
+            assert got.end is None or got.end.date() >= min(_day(want["end"]), asked.date()), got
         else:
             assert got.end is None, got
 

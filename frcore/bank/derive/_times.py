@@ -78,7 +78,10 @@ _ROWS: tuple[_Row, ...] = (
         r"\b(?:last|past|previous|this past)\s+(week|weekend|month|year)\b"
         rf"|\bthe\s+(week|weekend)\s+before\b{_DATE_AHEAD}",
     ),
-    _row("within", rf"\b(?:in|over|during|within|for)\s+the\s+(?:last|past)\s+(?:({_NUM}|several)\s+)?({_UNIT})\b"),
+    _row(
+        "within",
+        rf"\b(?:in|over|during|within|for)\s+the\s+(?:last|past)\s+(?:({_NUM}|several|few|couple of)\s+)?({_UNIT})\b",
+    ),
     _row("ago", rf"\b({_NUM}|several)\s+({_UNIT})\s+(?:ago|back\b|before\b{_DATE_AHEAD})"),
     _row(
         "month",
@@ -113,7 +116,7 @@ def _count(text: str) -> int | None:
 
 
 #: A vague count's range (docs/derive.md, "Question times"): the counts a speaker may mean.
-_VAGUE = {"a couple of": (2, 3), "a few": (2, 5), "several": (3, 7)}
+_VAGUE = {"a couple of": (2, 3), "couple of": (2, 3), "a few": (2, 5), "few": (2, 5), "several": (3, 7)}
 
 
 def _next_weekday(day: _dt.date, weekday: int) -> _dt.date:
@@ -339,7 +342,7 @@ def event_time(sentence: str, said_at: _dt.datetime) -> tuple[_dt.datetime, str,
 #: Order words (docs/derive.md, "Question times"): the earliest or the latest of what matches first.
 _EARLIEST = re.compile(
     r"\b(?:first(?![\s-]+(?:place|name|aid|hand|half|quarter|week|weekend|day|of)\b)|earliest|initially|originally"
-    r"|in the beginning|at the beginning|to begin with|oldest)\b",
+    r"|(?:in|at) the beginning(?!\s+of)|to begin with|oldest)\b",
     re.I,
 )
 _LATEST = re.compile(
