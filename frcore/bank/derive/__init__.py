@@ -3,7 +3,8 @@
 The layer reads words only: :func:`derive` gives each raw turn the ``supersedes`` / ``retracts``
 links, confidence and event time its own words state against the bank's earlier turns, with
 the :class:`Evidence` of each. The bank (:class:`frcore.bank.Bank` with ``derive``) calls it
-on the raw turns of a batch before they are stored.
+on the raw turns of a batch before they are stored. :func:`question_time` reads a question's
+own time words (a window, an order, a duration) with the same table of time expressions.
 """
 
 from ._records import (
@@ -28,4 +29,4 @@ from ._rules import (
     derive_one as derive_one,
 )
 from ._text import claims as claims, statements as statements
-from ._times import event_time as event_time
+from ._times import QuestionTime as QuestionTime, event_time as event_time, question_time as question_time
