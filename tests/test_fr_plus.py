@@ -21,7 +21,14 @@ C = len(CATEGORY_NAMES)
 AT_H = 500_000.0  # query time, hours since the epoch
 YEAR, WEEK = 24.0 * 365, 24.0 * 7
 PARAMS = default_params()
-PLUS = PipelineConfig(turn_age="oldest_fact", floor_reference="query_max", stable_activation_floor=True)
+PLUS = PipelineConfig(
+    turn_age="oldest_fact",
+    floor_reference="query_max",
+    stable_activation_floor=True,
+    untyped_score="sigma",
+    time_window=True,
+    coverage=True,
+)
 
 
 def onehot(name: str) -> np.ndarray:
@@ -346,6 +353,10 @@ def test_plus_systems_resolve_and_are_in_all():
         ("fr-plus-no-turn-age", {"turn_age": "said"}),
         ("fr-plus-no-relative-floor", {"floor_reference": "absolute"}),
         ("fr-plus-no-activation-floor", {"stable_activation_floor": False}),
+        ("fr-plus-no-sigma-turns", {"untyped_score": "kernel"}),
+        ("fr-plus-no-time-window", {"time_window": False}),
+        ("fr-plus-no-coverage", {"coverage": False}),
+        ("fr-plus-turn-context", {"turn_context": True}),
     ],
 )
 def test_each_ablation_drops_exactly_one_rule(name, off):

@@ -15,6 +15,7 @@ from .guard import (
     looks_like_instruction as looks_like_instruction,
 )
 from .pipeline import (
+    FR_BANK_PIPELINE as FR_BANK_PIPELINE,
     INTENT_RULES as INTENT_RULES,
     PipelineConfig as PipelineConfig,
     Router as Router,
@@ -37,6 +38,7 @@ __all__ = [
     "Bank",
     "QueryResult",
     "PipelineConfig",
+    "FR_BANK_PIPELINE",  # the retrieval Bank.query uses by default (the fr-plus family's)
     "Router",
     "infer_intent",
     "retrieve",

@@ -20,6 +20,7 @@ from .._types import STATE_NAMES
 from ._ingest import EMBED_CHUNK, ReadyBatch, collector_paused, embed_records
 from .derive import DeriveConfig, derive_records, explain_derivation, turn_index
 from .pipeline import (
+    FR_BANK_PIPELINE,
     PipelineConfig,
     Prepared,
     Retrieval,
@@ -27,6 +28,7 @@ from .pipeline import (
     check_intent,
     explain_results,
     infer_intent,
+    read_question,
     related_pairs,
     retrieve,
     routing_from_categories,
@@ -76,7 +78,7 @@ def result_limit(config: PipelineConfig) -> int | None:
     return config.n_distill if config.n_distill else config.n_cosine + config.n_bm25 + config.n_forced
 
 
-_DEFAULT_PIPELINE = PipelineConfig()  # immutable: shared by every query that passes no config
+_DEFAULT_PIPELINE = FR_BANK_PIPELINE  # immutable: shared by every query that passes no config
 
 
 @dataclass(frozen=True)
@@ -96,6 +98,9 @@ class QueryResult:
     candidate_ids: tuple[str, ...] = ()
     #: the pipeline's Retrieval (kernel inputs as scored); read through the two properties below
     scored: Any = field(default=None, repr=False, compare=False)
+    #: what the question's own words asked (time words, window, coverage cue), when the
+    #: configuration reads them (``time_window``, ``coverage``); None otherwise
+    question: dict[str, Any] | None = None
 
     @property
     def candidates(self):
@@ -120,6 +125,7 @@ class QueryResult:
             "categories": self.categories,
             "n_candidates": self.n_candidates,
             "n_distilled": self.n_distilled,
+            **({"question": self.question} if self.question is not None else {}),
             "results": list(self.results),
         }
 
@@ -565,6 +571,7 @@ class Bank:
             related=rows.related,
             primary_rows=rows.primary,
             kinds=snap.kinds,
+            session=snap.session,
         )
         view = _View(snap, rows.vectors, rows.lexical, prepared)
         self._views[key] = view
@@ -726,6 +733,7 @@ class Bank:
         if not finite:  # never reached with finite vectors; NaN must never enter a ranking
             cosine = np.nan_to_num(cosine, nan=0.0, posinf=0.0, neginf=0.0)
         bm = view.lexical.scores(qtext) if len(snap.ids) else np.zeros(0)
+        reading = read_question(text, at_t) if (cfg.time_window or cfg.coverage) else None
         r: Retrieval = retrieve(
             view.prepared,
             cosine=partial if partial is not None else cosine,
@@ -734,6 +742,7 @@ class Bank:
             intent=intent_name,
             params=params or self.params,
             config=cfg,
+            question=reading,
         )
         if partial is not None and partial.damaged:  # a row computed late was damaged: as above
             return self._rank_from_sqlite(
@@ -753,8 +762,9 @@ class Bank:
         cand_ids = tuple(str(snap.ids[i]) for i in r.rows.tolist()) if r.rows is not None else ()
         if explain:
             results = explain_results(results, r, cfg, snap, view.prepared.related, cosine)
+        asked = None if reading is None else reading.to_dict()
         return QueryResult(
-            text, at_t, intent_name, rule, routing.as_dict(), results, r.n_candidates, r.n_distilled, cand_ids, r
+            text, at_t, intent_name, rule, routing.as_dict(), results, r.n_candidates, r.n_distilled, cand_ids, r, asked
         )
 
     def _rank_from_sqlite(self, text, at_t, known_t, include_quarantined, *rest) -> QueryResult:

@@ -21,7 +21,7 @@ from .._ontology import CATEGORY_NAMES, N_CATEGORIES
 from .._params import LifecycleParams, default_params
 from .._partitions import optimal_table_partitions
 from .._types import ScoreConfig
-from ..bank import DeriveConfig, PipelineConfig
+from ..bank import FR_BANK_PIPELINE, DeriveConfig, PipelineConfig
 
 
 @dataclass(frozen=True)
@@ -191,19 +191,30 @@ def _systems() -> dict[str, System]:
         _untyped_params,
     )
     # fr-plus: FR-full plus the rules of docs/fr-plus.md, and fr-plus without each rule.
-    plus = PipelineConfig(turn_age="oldest_fact", floor_reference="query_max", stable_activation_floor=True)
+    # FR-Bank's retrieval (its default, FR_BANK_PIPELINE): fr-plus's rules for typed facts and
+    # the rules for raw conversation (docs/benchmark.md, "FR-Bank's retrieval")
+    plus = FR_BANK_PIPELINE
     add(
         "fr-plus",
         plus,
-        "FR-full + turns aged as the oldest typed fact, semantic floor relative to the query's best σ, "
-        "activation floor F_c for categories that do not expire",
+        "FR-Bank's retrieval: FR-full + turns aged as the oldest typed fact, semantic floor relative to the "
+        "query's best σ, activation floor F_c for categories that do not expire, untyped turns scored by σ, "
+        "the question's time window, coverage of episodes",
     )
     for rule, without, what in (
         ("turn-age", replace(plus, turn_age="said"), "turns aged from their own said-at"),
         ("relative-floor", replace(plus, floor_reference="absolute"), "the paper's absolute floor threshold σ ≥ 0.95"),
         ("activation-floor", replace(plus, stable_activation_floor=False), "no activation floor for stable categories"),
+        ("sigma-turns", replace(plus, untyped_score="kernel"), "untyped turns scored by the kernel as every row"),
+        ("time-window", replace(plus, time_window=False), "no time window from the question's words"),
+        ("coverage", replace(plus, coverage=False), "no coverage of episodes"),
     ):
         add(f"fr-plus-no-{rule}", without, f"fr-plus with {what}")
+    add(
+        "fr-plus-turn-context",
+        replace(plus, turn_context=True),
+        "fr-plus with turn context: a row's σ at least half its better neighbour's in its episode",
+    )
     # Derived metadata (docs/derive.md): the bank derives lifecycle metadata from raw turns.
     # Raw turns are evidence: one superseded by raw turns ranks below its superseder, one whose
     # event has passed stays admitted (docs/derive.md, "Ranking raw turns").
@@ -263,7 +274,16 @@ DIAGNOSTIC_SYSTEMS = ("fr-sigma-max", "fr-no-numeric", "fr-rates-800x", "fr-rate
 #: systems on derived metadata (docs/derive.md): by name only, not in the default table
 DERIVED_SYSTEMS = tuple(n for n, s in SYSTEMS.items() if s.derive is not None)
 #: fr-plus and its ablations (one rule off each)
-PLUS_SYSTEMS = ("fr-plus", "fr-plus-no-turn-age", "fr-plus-no-relative-floor", "fr-plus-no-activation-floor")
+PLUS_SYSTEMS = (
+    "fr-plus",
+    "fr-plus-no-turn-age",
+    "fr-plus-no-relative-floor",
+    "fr-plus-no-activation-floor",
+    "fr-plus-no-sigma-turns",
+    "fr-plus-no-time-window",
+    "fr-plus-no-coverage",
+    "fr-plus-turn-context",
+)
 ABLATION_SYSTEMS = tuple(
     n
     for n in SYSTEMS

@@ -695,8 +695,8 @@ def register_locomo(sub) -> None:
     p.add_argument("--data", default=None, help=f"path of locomo10.json (default {DEFAULT_DATA})")
     p.add_argument(
         "--systems",
-        default="fr-full,flat-cosine,bm25,uniform-decay",
-        help="comma-separated system names (default: fr-full,flat-cosine,bm25,uniform-decay)",
+        default="fr-full,fr-plus,flat-cosine,bm25,uniform-decay",
+        help="comma-separated system names (default: fr-full,fr-plus,flat-cosine,bm25,uniform-decay)",
     )
     p.add_argument("--embedder", default="minilm", help="minilm (default, cached) or hash")
     p.add_argument("--conversations", type=int, default=None, help="only the first N conversations")

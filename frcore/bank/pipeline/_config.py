@@ -21,6 +21,7 @@ TURN_SHARES = ("own", "least")
 FLOOR_REFERENCES = ("absolute", "query_max")
 TURN_SUPERSESSIONS = ("mask", "order")
 TURN_EXPIRIES = ("mask", "keep")
+UNTYPED_SCORES = ("kernel", "sigma")
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,18 @@ class PipelineConfig:
         as every edge) or ``keep`` (admitted as active, its reported state staying expired: a raw
         turn is evidence of a past event; under ``upcoming`` it is still masked, its event being
         behind).
+      untyped_score: the score of a raw turn (``kind: "turn"``) without lifecycle metadata (no
+        slot, event time or link): ``kernel`` (the blended log-score, as every
+        row) or ``sigma`` (log σ: blend = σ, routing term 0, the compatibility mask kept;
+        docs/benchmark.md, "FR-Bank's retrieval").
+      turn_context: a candidate's neighbours in its episode (the previous and next row of its
+        session, else of its said-at day) join the candidates, and every row's σ is at least
+        half its better neighbour's.
+      time_window: the question's time words (``frcore.bank.derive.question_time``) give a window
+        over when rows were said or happened: the best rows inside it join the candidates, and
+        rows outside it have their σ halved, when some row lies inside.
+      coverage: for a question that asks for every mention (how many, in total, all, each), no
+        episode holds more than ⌈k/2⌉ of the top k.
       k: results returned.
     """
 
@@ -91,6 +104,10 @@ class PipelineConfig:
     stable_activation_floor: bool = False
     turn_supersession: str = "mask"
     turn_expiry: str = "mask"
+    untyped_score: str = "kernel"
+    turn_context: bool = False
+    time_window: bool = False
+    coverage: bool = False
     k: int = 10
 
     def __post_init__(self) -> None:
@@ -124,6 +141,13 @@ class PipelineConfig:
             raise ValueError(
                 f"PipelineConfig.turn_expiry: unknown rule {self.turn_expiry!r}; expected one of {TURN_EXPIRIES}"
             )
+        if self.untyped_score not in UNTYPED_SCORES:
+            raise ValueError(
+                f"PipelineConfig.untyped_score: unknown rule {self.untyped_score!r}; expected one of {UNTYPED_SCORES}"
+            )
+        for name in ("turn_context", "time_window", "coverage"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"PipelineConfig.{name}: expected a bool, got {getattr(self, name)!r}")
         if not isinstance(self.stable_activation_floor, bool):
             raise ValueError(
                 f"PipelineConfig.stable_activation_floor: expected a bool, got {self.stable_activation_floor!r}"
@@ -166,3 +190,19 @@ class Retrieval(NamedTuple):
     def query(self):
         """The scored query as :class:`frcore.Query`."""
         return None if self.packed_query is None else unpack_query_host(self.packed_query)
+
+
+#: FR-Bank's retrieval: the default of ``Bank.query`` (CLI, MCP) and the pipeline of the ``fr-plus``
+#: family — the paper's eight stages (``PipelineConfig()``, the system ``fr-full``) plus fr-plus's
+#: rules for typed facts (docs/fr-plus.md) and the rules for raw conversation (untyped turns
+#: scored by σ, the question's time window, coverage of episodes; docs/benchmark.md, "FR-Bank's
+#: retrieval"). ``turn_context`` stays off: on the first LongMemEval development part it cost one
+#: multi-session question of turn recall_all@10 (docs/benchmark.md).
+FR_BANK_PIPELINE = PipelineConfig(
+    turn_age="oldest_fact",
+    floor_reference="query_max",
+    stable_activation_floor=True,
+    untyped_score="sigma",
+    time_window=True,
+    coverage=True,
+)

@@ -24,6 +24,7 @@ from ..._types import N_STATES, ScoreConfig, State
 from ..._validate import WEIGHT_SUM_TOL, bucket_size, make_candidates, make_query
 from ..records import slot_codes
 from ._config import PipelineConfig
+from ._recall import episodes, neighbour_rows, row_times
 
 _PACKED: list = [None, None]  # (params object, its packed vector): packed once per parameter set
 
@@ -148,8 +149,13 @@ class Prepared:
         related: tuple[np.ndarray, np.ndarray] | None = None,
         primary_rows: np.ndarray | None = None,
         kinds: Sequence | None = None,
+        session: np.ndarray | None = None,
     ) -> None:
         self.at_h = at_h
+        self.session = None if session is None else np.asarray(session, dtype=np.int64)
+        self._episodes: np.ndarray | None = None
+        self._neighbours: tuple[np.ndarray, np.ndarray] | None = None
+        self._times: np.ndarray | None = None
         self.weights = weights
         self.said_at_h = said_at_h
         self.state = np.asarray(state)
@@ -200,6 +206,27 @@ class Prepared:
                     typed[np.asarray(rows, dtype=np.int64)] = True
             self._typed = typed
         return self._typed
+
+    @property
+    def episode(self) -> np.ndarray:
+        """(n,) episode codes (:func:`~frcore.bank.pipeline._recall.episodes`: a session, else a said-at day)."""
+        if self._episodes is None:
+            self._episodes = episodes(self.session, np.asarray(self.said_at_h, dtype=np.float64))
+        return self._episodes
+
+    @property
+    def neighbours(self) -> tuple[np.ndarray, np.ndarray]:
+        """(previous, next) row of each row in its episode, by said-at then row; −1 at an end."""
+        if self._neighbours is None:
+            self._neighbours = neighbour_rows(self.episode, np.asarray(self.said_at_h, dtype=np.float64))
+        return self._neighbours
+
+    @property
+    def times(self) -> np.ndarray:
+        """(n,) hours since the epoch when each row was said or happened (its event time, else its said-at)."""
+        if self._times is None:
+            self._times = row_times(np.asarray(self.said_at_h, dtype=np.float64), self.hours_to_event + self.at_h)
+        return self._times
 
     @property
     def ages(self) -> np.ndarray:

@@ -36,13 +36,17 @@ formula.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from ... import _types as T
 from ..._params import LifecycleParams
+from ..._scoring import ScoreTerms
 from ..search import PartialCosine
 from ._config import PipelineConfig, Retrieval, Retrieved
 from ._prepare import Prepared
+from ._recall import HALF, QuestionReading, episode_coverage, sigma_ranked, time_window, turn_context
 from ._select import _top
 from ._stages import (
     Similarities,
@@ -66,13 +70,16 @@ def retrieve(
     intent: str | int,
     params: LifecycleParams,
     config: PipelineConfig,
+    question: QuestionReading | None = None,
 ) -> Retrieval:
     """Run the eight stages over one bank snapshot for one query.
 
     ``prep`` carries the snapshot's per-edge arrays as of one valid time (:class:`Prepared`,
     built once per snapshot and shared by its queries); ``cosine`` and ``bm25`` are the query's
     similarities to every row (``cosine`` may be a :class:`PartialCosine`: known on some rows,
-    computed for others as needed). Returns up to ``config.k`` results.
+    computed for others as needed). ``question``: what the question's own words ask
+    (:func:`~frcore.bank.pipeline.read_question`), read by the stages ``time_window`` and
+    ``coverage`` switch on. Returns up to ``config.k`` results.
     """
     intent_i = T.intent_index(intent)
     state, alive, alive_idx = prep.variant(config.untyped_expiry, config.overwrite)
@@ -89,6 +96,7 @@ def retrieve(
     if not found:
         return Retrieval((), 0, 0)
     cand, sig = dedup(found, sims)  # 4
+    cand, sig, lifted = _question_stages(prep, sims, cand, sig, alive, alive_idx, config, question, found)  # 4a, 4b
     n_cand = cand.size
     superseders: dict[int, set[int]] = {}
     kept = None  # the raw turns the raw-turn rules admit as active
@@ -100,11 +108,69 @@ def retrieve(
             kept = None
     cand, sig = distill(prep, cand, sig, intent_i, config, kept)  # 5
     cmat, qvec, sig = lifecycle_filters(prep, cand, sig, state, intent_i, routing, params, config)  # 6
-    top = blended_log_score(cmat, qvec, sig, params, config)  # 7
+    if config.untyped_score == "sigma":  # 7: every candidate scored, untyped ones by σ
+        top = blended_log_score(cmat, qvec, sig, params, replace(config, k=cmat.shape[1]))
+        top = sigma_ranked(top, sig, (prep.turn & ~prep.typed)[cand], ScoreTerms._fields)
+    else:
+        top = blended_log_score(cmat, qvec, sig, params, config)  # 7
     results = top_k(top, cand, sims, found)  # 8
+    if lifted:
+        results = tuple(r._replace(terms=r.terms | lifted[r.row]) if r.row in lifted else r for r in results)
+    if config.coverage and question is not None and question.coverage:  # 8a
+        order, moved = episode_coverage([r.row for r in results], prep.episode, config.k)
+        by_row = {r.row: r for r in results}
+        results = tuple(
+            by_row[x]._replace(stages=(*by_row[x].stages, "coverage")) if x in moved else by_row[x] for x in order
+        )
+    results = results[: config.k]
     if superseders:
         results = below_superseders(results, superseders)
     return Retrieval(results, n_cand, cand.size, cand, cmat, qvec)
+
+
+def _question_stages(
+    prep: Prepared,
+    sims: Similarities,
+    cand: np.ndarray,
+    sig: np.ndarray,
+    alive: np.ndarray,
+    alive_idx: np.ndarray | None,
+    config: PipelineConfig,
+    question: QuestionReading | None,
+    found: list[tuple[str, np.ndarray]],
+) -> tuple[np.ndarray, np.ndarray, dict[int, dict[str, float]]]:
+    """Stages 4a (``turn_context``) and 4b (``time_window``) over the deduplicated candidates:
+    (rows, σ, row → the terms each stage adds to its result: ``sigma_context``, the σ taken from
+    a neighbour; ``sigma_window``, the factor of the time window). Rows a stage adds are named
+    in ``found`` (``context``, ``time-window``)."""
+    lifted: dict[int, dict[str, float]] = {}
+
+    def sigma_of(rows: np.ndarray) -> np.ndarray:
+        sims.complete(rows)
+        return sims.sigma(rows)
+
+    if config.turn_context:
+        before = cand
+        cand, sig, source = turn_context(prep.neighbours, cand, sig, sigma_of, alive)
+        took = np.flatnonzero(source >= 0)
+        for i in took.tolist():
+            lifted[int(cand[i])] = {"sigma_context": float(sig[i])}
+        added = np.setdiff1d(cand, before, assume_unique=True)
+        if added.size:
+            found.append(("context", added))
+    window = question.window if (config.time_window and question is not None) else None
+    if window is not None:
+        before = cand
+        cand, sig, inside = time_window(
+            prep.times, window, cand, sig, sigma_of, alive, alive_idx, config.n_forced or config.n_cosine
+        )
+        added = np.setdiff1d(cand, before, assume_unique=True)
+        if added.size:
+            found.append(("time-window", added))
+        if inside is not None and not inside.all():  # σ outside was halved: say so on every candidate
+            for i, row in enumerate(cand.tolist()):
+                lifted.setdefault(row, {})["sigma_window"] = 1.0 if inside[i] else HALF
+    return cand, sig, lifted
 
 
 def below_superseders(results: tuple[Retrieved, ...], superseders: dict[int, set[int]]) -> tuple[Retrieved, ...]:
