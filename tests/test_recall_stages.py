@@ -267,3 +267,21 @@ def test_bank_default_reads_the_question_and_says_what_it_read(tmp_path):
         assert res.to_dict()["question"] == res.question
         assert bank.query("Which kayak did I buy?", at="2023-05-30", config=PipelineConfig()).question is None
     assert FR_BANK_PIPELINE.time_window and FR_BANK_PIPELINE.untyped_score == "sigma"
+
+
+def test_explain_prints_the_question_reading_and_each_results_window_factor(tmp_path, capsys):
+    from frcore.bank.cli import _print_result
+
+    with Bank.open(str(tmp_path / "b.db"), embedder="hash") as bank:
+        bank.add(
+            [
+                {"id": "t1", "kind": "turn", "text": "I bought a blue kayak.", "said_at": "2023-03-01"},
+                {"id": "t2", "kind": "turn", "text": "I bought a red kayak.", "said_at": "2023-05-16"},
+            ]
+        )
+        res = bank.explain("How many kayaks did I buy two weeks ago?", at="2023-05-30T12:00:00")
+    _print_result(res, full=True)
+    out = capsys.readouterr().out
+    assert "time words: 'two weeks ago' → window 2023-05-12T00:00:00 .. 2023-05-20T23:59:59" in out
+    assert "coverage: 'how many'" in out
+    assert "time window x0.5" in out and "time window x1;" in out

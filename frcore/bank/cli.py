@@ -83,6 +83,8 @@ def _print_result(res, full: bool) -> None:
     print(f"query: {res.query!r}  at {res.at.isoformat()}  intent: {res.intent} ({res.intent_rule})")
     if res.categories:
         print("routing: " + ", ".join(f"{k}={v:.2f}" for k, v in sorted(res.categories.items(), key=lambda kv: -kv[1])))
+    if res.question is not None:
+        print(question_line(res.question))
     print(f"candidates: {res.n_candidates} after dedup, {res.n_distilled} after distillation")
     for rank, r in enumerate(res.results, 1):
         print(f"{rank:>2}. {r['score']:+.4f}  [{r['state']}] {r['id']}: {r['text']}")
@@ -92,6 +94,17 @@ def _print_result(res, full: bool) -> None:
             print(f"      stages={','.join(r['stages'])}")
             for line in derivation_lines(r.get("derivation")):
                 print("      " + line)
+
+
+def question_line(q: dict) -> str:
+    """What the question's own words asked (``QueryResult.question``) as one line."""
+    t = q.get("time")
+    if t is None:
+        when = "time words: none"
+    else:
+        span = f"window {t['start'] or '…'} .. {t['end'] or '…'}" if (t["start"] or t["end"]) else t["kind"]
+        when = f"time words: {t['words']!r} → {span}" + (f", order {t['order']}" if t["order"] else "")
+    return when + f"; coverage: {q['coverage']!r}" if q.get("coverage") else when
 
 
 def explanation_lines(e: dict) -> list[str]:
@@ -107,6 +120,10 @@ def explanation_lines(e: dict) -> list[str]:
     sigma = f"sigma = {1 - g:.2f}*{linked} + {g:.2f}*bm25={s['bm25']:.4f} = {s['hybrid']:.4f}"
     if s["scale"] != "raw":
         sigma += f", scaled ({s['scale']})"
+    if s.get("context") is not None:
+        sigma += f"; from a neighbour {s['context']:.4f}"
+    if s.get("window") is not None:
+        sigma += f"; time window x{s['window']:g}"
     if s["kernel"] is not None:
         sigma += f"; kernel sigma={s['kernel']:.4f}"
     return [

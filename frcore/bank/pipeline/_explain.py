@@ -69,6 +69,9 @@ def explanation(
             "hybrid": hybrid_sigma(terms["sim_linked"], terms["sim_bm25"], g),
             "scale": config.sigma_scale,
             "kernel": kernel_sigma,
+            # FR-Bank's retrieval for raw conversation: the σ a neighbour gave, the time window's factor
+            "context": terms.get("sigma_context"),
+            "window": terms.get("sigma_window"),
         },
         "activation": terms["activation"],
         "rate": terms["rate"],
