@@ -356,6 +356,7 @@ def test_plus_systems_resolve_and_are_in_all():
         ("fr-plus-no-sigma-turns", {"untyped_score": "kernel"}),
         ("fr-plus-no-time-window", {"time_window": False}),
         ("fr-plus-no-coverage", {"coverage": False}),
+        ("fr-plus-time-order", {"time_order": True}),
         ("fr-plus-turn-context", {"turn_context": True}),
     ],
 )

@@ -285,3 +285,39 @@ def test_explain_prints_the_question_reading_and_each_results_window_factor(tmp_
     assert "time words: 'two weeks ago' → window 2023-05-12T00:00:00 .. 2023-05-20T23:59:59" in out
     assert "coverage: 'how many'" in out
     assert "time window x0.5" in out and "time window x1;" in out
+
+
+# ------------------------------------------------------------------ the question's order
+
+
+def test_order_words_reorder_the_top_k_and_never_change_its_rows():
+    """Three equally similar turns said 300, 200 and 100 days before: "most recently" puts the
+    latest first, "the first time" the earliest; a fourth, less similar turn stays out of the top 3
+    either way; without order words the order is by row."""
+    prep = prepared([300.0, 200.0, 100.0, 50.0])
+    cos = [0.5, 0.5, 0.5, 0.2]
+    cfg = replace(SIGMA, time_order=True, k=3)
+    latest = rows(prep, cos, cfg, "Which camera did I buy most recently?")
+    earliest = rows(prep, cos, cfg, "Which camera did I buy the first time?")
+    plain = rows(prep, cos, cfg, "Which camera did I buy?")
+    assert plain == [0, 1, 2]
+    assert latest == [2, 1, 0] and earliest == [0, 1, 2]
+    assert set(latest) == set(earliest) == set(plain)
+
+
+def test_order_gain_is_log_of_half_plus_half_the_place():
+    prep = prepared([300.0, 200.0, 100.0])
+    res = retrieve(
+        prep,
+        cosine=np.array([0.6, 0.5, 0.4]),
+        bm25=np.zeros(3),
+        routing=np.zeros(C),
+        intent="current",
+        params=PARAMS,
+        config=replace(SIGMA, time_order=True, k=3),
+        question=read_question("What is my current camera?", ASKED),
+    )
+    gains = {r.row: r.terms["time_order"] for r in res.results}
+    assert gains == {0: np.log(HALF), 1: np.log(HALF + HALF * 0.5), 2: 0.0}
+    keys = [r.score + r.terms["time_order"] for r in res.results]
+    assert keys == sorted(keys, reverse=True)

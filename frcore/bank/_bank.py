@@ -733,7 +733,7 @@ class Bank:
         if not finite:  # never reached with finite vectors; NaN must never enter a ranking
             cosine = np.nan_to_num(cosine, nan=0.0, posinf=0.0, neginf=0.0)
         bm = view.lexical.scores(qtext) if len(snap.ids) else np.zeros(0)
-        reading = read_question(text, at_t) if (cfg.time_window or cfg.coverage) else None
+        reading = read_question(text, at_t) if (cfg.time_window or cfg.time_order or cfg.coverage) else None
         r: Retrieval = retrieve(
             view.prepared,
             cosine=partial if partial is not None else cosine,

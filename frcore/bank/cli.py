@@ -126,6 +126,8 @@ def explanation_lines(e: dict) -> list[str]:
         sigma += f"; time window x{s['window']:g}"
     if s["kernel"] is not None:
         sigma += f"; kernel sigma={s['kernel']:.4f}"
+    if s.get("time_order") is not None:
+        sigma += f"; ranked by total {s['time_order']:+.4f} (the question's order)"
     return [
         f"cosine={s['cosine']:.4f}  {sigma}",
         f"activation={e['activation']:.4g} (rate={e['rate']:.4g}/h, age={e['age']:.4g} h)  blend={e['blend']:.4f}",

@@ -211,6 +211,11 @@ def _systems() -> dict[str, System]:
     ):
         add(f"fr-plus-no-{rule}", without, f"fr-plus with {what}")
     add(
+        "fr-plus-time-order",
+        replace(plus, time_order=True),
+        "fr-plus with the question's order words (earliest, latest) reordering the top k by time",
+    )
+    add(
         "fr-plus-turn-context",
         replace(plus, turn_context=True),
         "fr-plus with turn context: a row's σ at least half its better neighbour's in its episode",
@@ -282,6 +287,7 @@ PLUS_SYSTEMS = (
     "fr-plus-no-sigma-turns",
     "fr-plus-no-time-window",
     "fr-plus-no-coverage",
+    "fr-plus-time-order",
     "fr-plus-turn-context",
 )
 ABLATION_SYSTEMS = tuple(

@@ -81,6 +81,8 @@ class PipelineConfig:
       time_window: the question's time words (``frcore.bank.derive.question_time``) give a window
         over when rows were said or happened: the best rows inside it join the candidates, and
         rows outside it have their σ halved, when some row lies inside.
+      time_order: the question's order words (earliest, latest) reorder the top k by time
+        (docs/benchmark.md).
       coverage: for a question that asks for every mention (how many, in total, all, each), no
         episode holds more than ⌈k/2⌉ of the top k.
       k: results returned.
@@ -107,6 +109,7 @@ class PipelineConfig:
     untyped_score: str = "kernel"
     turn_context: bool = False
     time_window: bool = False
+    time_order: bool = False
     coverage: bool = False
     k: int = 10
 
@@ -145,7 +148,7 @@ class PipelineConfig:
             raise ValueError(
                 f"PipelineConfig.untyped_score: unknown rule {self.untyped_score!r}; expected one of {UNTYPED_SCORES}"
             )
-        for name in ("turn_context", "time_window", "coverage"):
+        for name in ("turn_context", "time_window", "time_order", "coverage"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"PipelineConfig.{name}: expected a bool, got {getattr(self, name)!r}")
         if not isinstance(self.stable_activation_floor, bool):
@@ -196,8 +199,8 @@ class Retrieval(NamedTuple):
 #: family — the paper's eight stages (``PipelineConfig()``, the system ``fr-full``) plus fr-plus's
 #: rules for typed facts (docs/fr-plus.md) and the rules for raw conversation (untyped turns
 #: scored by σ, the question's time window, coverage of episodes; docs/benchmark.md, "FR-Bank's
-#: retrieval"). ``turn_context`` stays off: on the first LongMemEval development part it cost one
-#: multi-session question of turn recall_all@10 (docs/benchmark.md).
+#: retrieval"). ``turn_context`` and ``time_order`` stay off: on the first LongMemEval development
+#: part they cost turn recall_all@10 (docs/benchmark.md).
 FR_BANK_PIPELINE = PipelineConfig(
     turn_age="oldest_fact",
     floor_reference="query_max",

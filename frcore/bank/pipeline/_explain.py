@@ -72,6 +72,7 @@ def explanation(
             # FR-Bank's retrieval for raw conversation: the σ a neighbour gave, the time window's factor
             "context": terms.get("sigma_context"),
             "window": terms.get("sigma_window"),
+            "time_order": terms.get("time_order"),
         },
         "activation": terms["activation"],
         "rate": terms["rate"],

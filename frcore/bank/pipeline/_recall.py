@@ -18,6 +18,8 @@ own words ask of the ranking, and the four switchable stages that read them.
   kept. Typed rows keep the kernel's score.
 - :func:`episode_coverage` (``coverage``): for a question that asks for every mention, no
   episode (a session, else a said-at day) holds more than ⌈k/2⌉ of the top k.
+- :func:`time_order` (``time_order``): the question's order words (``earliest`` /
+  ``latest``) reorder the top k, never change which rows are in it.
 
 One constant, :data:`HALF`, for every "how much weaker" of these stages: written before any
 measurement, a factor two being the least that reads as a clear preference and the most that
@@ -52,6 +54,11 @@ class QuestionReading:
 
     time: QuestionTime | None = None
     coverage: str | None = None
+
+    @property
+    def order(self) -> str | None:
+        """``earliest`` or ``latest`` when the question's order words ask for one, else None."""
+        return None if self.time is None else self.time.order
 
     @property
     def window(self) -> tuple[float, float] | None:
@@ -196,6 +203,27 @@ def episode_coverage(rows: list[int], episode: np.ndarray, k: int) -> tuple[list
         head.append(r)
         held[e] = held.get(e, 0) + 1
     return head[:k] + moved + head[k:], set(moved)
+
+
+def time_order(results: tuple, times: np.ndarray, order: str) -> tuple:
+    """Stage 8b: the top k (``results``, best first, each with ``row`` and ``score``) sorted again
+    by score + log(:data:`HALF` + :data:`HALF` · r), r ∈ [0, 1] the place of the result's time
+    (``times[row]``) among the top k's distinct times, 1 at the end ``order`` asks for (``latest``:
+    the latest; ``earliest``: the earliest). Each result's terms gain ``time_order`` (that log);
+    its score stays the kernel's. Unchanged when the top k holds fewer than two distinct times."""
+    if len(results) < 2:
+        return results
+    t = times[[r.row for r in results]]
+    distinct = np.unique(t)
+    if distinct.size < 2:
+        return results
+    place = np.searchsorted(distinct, t) / (distinct.size - 1)
+    if order == "earliest":
+        place = 1.0 - place
+    gain = np.log(HALF + HALF * place)
+    key = [r.score + g for r, g in zip(results, gain.tolist())]
+    ranked = sorted(range(len(results)), key=lambda i: (-key[i], i))
+    return tuple(results[i]._replace(terms=results[i].terms | {"time_order": float(gain[i])}) for i in ranked)
 
 
 def episodes(session: np.ndarray | None, said_at_h: np.ndarray) -> np.ndarray:

@@ -46,7 +46,15 @@ from ..._scoring import ScoreTerms
 from ..search import PartialCosine
 from ._config import PipelineConfig, Retrieval, Retrieved
 from ._prepare import Prepared
-from ._recall import HALF, QuestionReading, episode_coverage, sigma_ranked, time_window, turn_context
+from ._recall import (
+    HALF,
+    QuestionReading,
+    episode_coverage,
+    sigma_ranked,
+    time_order,
+    time_window,
+    turn_context,
+)
 from ._select import _top
 from ._stages import (
     Similarities,
@@ -123,6 +131,8 @@ def retrieve(
             by_row[x]._replace(stages=(*by_row[x].stages, "coverage")) if x in moved else by_row[x] for x in order
         )
     results = results[: config.k]
+    if config.time_order and question is not None and question.order:  # 8b
+        results = time_order(results, prep.times, question.order)
     if superseders:
         results = below_superseders(results, superseders)
     return Retrieval(results, n_cand, cand.size, cand, cmat, qvec)
