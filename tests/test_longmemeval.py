@@ -533,3 +533,22 @@ def test_the_development_part_loads_with_the_readme_counts():
     for q in data.questions:  # every gold id follows the protocol: an answer session's message with has_answer
         assert all(g.startswith(tuple(s for s in q.session_ids if "answer" in s)) for g in q.gold)
         assert q.asked_at >= max(q.session_dates)
+
+
+def test_summary_table_gives_session_recall_all_at_5_once(tiny_run):
+    """The pooled table names session recall_all@5 (the metric published systems quote), from the
+    summary's own figure, and no column twice (at session granularity the session columns are the
+    first five)."""
+    summary = json.loads((tiny_run / "summary.json").read_text())
+    lines = L.markdown_longmemeval(summary).splitlines()
+    header = next(x for x in lines if x.startswith("| system | turn R_any@5"))
+    cols = [c.strip() for c in header.strip("|").split("|")]
+    assert "session R_all@5" in cols and len(cols) == len(set(cols))
+    row = next(x for x in lines if x.startswith("| fr-plus |"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    want = summary["systems"]["fr-plus"]["pooled"]["session"]["recall_all@5"]
+    assert cells[cols.index("session R_all@5")] == f"{100 * want:.1f}"
+    session = dict(summary, config=dict(summary["config"], granularity="session"))
+    head = next(x for x in L.markdown_longmemeval(session).splitlines() if x.startswith("| system |"))
+    cols = [c.strip() for c in head.strip("|").split("|")]
+    assert len(cols) == len(set(cols)) and "session R_all@5" in cols

@@ -786,8 +786,8 @@ def markdown_longmemeval(summary: Mapping[str, Any]) -> str:
         "",
         "| system | "
         + " | ".join(f"{lv} {m}" for m in ("R_any@5", "R_all@5", "R_all@10", "NDCG@10", "R_all@50"))
-        + " | session R_any@5 | session R_all@5 | session R_all@10 | session NDCG@10 |",
-        "|---|" + "---:|" * 9,
+        + (" | session R_any@5 | session R_all@5 | session R_all@10 | session NDCG@10 |" if lv == "turn" else " |"),
+        "|---|" + "---:|" * (9 if lv == "turn" else 5),
     ]
     for name, s in systems.items():
         p = s["pooled"]
@@ -799,8 +799,12 @@ def markdown_longmemeval(summary: Mapping[str, Any]) -> str:
                 _pct(t.get(m))
                 for m in ("recall_any@5", "recall_all@5", "recall_all@10", "ndcg_any@10", "recall_all@50")
             )
-            + " | "
-            + " | ".join(_pct(ss.get(m)) for m in ("recall_any@5", "recall_all@5", "recall_all@10", "ndcg_any@10"))
+            + (
+                " | "
+                + " | ".join(_pct(ss.get(m)) for m in ("recall_any@5", "recall_all@5", "recall_all@10", "ndcg_any@10"))
+                if lv == "turn"
+                else ""
+            )
             + " |"
         )
     head = [f"{t} (n={first['per_type'][t]['n']})" for t in types]
