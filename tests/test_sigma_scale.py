@@ -180,7 +180,9 @@ def _same(a, b):
 def test_raw_scale_changes_nothing(bank):
     assert PipelineConfig().sigma_scale == "raw"
     for text, at in QUERIES:
-        plain = bank.query(text, at=at)
+        plain = bank.query(
+            text, at=at, config=PipelineConfig()
+        )  # the paper's pipeline (the bank's default is fr-plus's)
         for cfg in (PipelineConfig(sigma_scale="raw"), PipelineConfig()):
             _same(plain, bank.query(text, at=at, config=cfg))
 
