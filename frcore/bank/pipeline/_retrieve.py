@@ -118,7 +118,7 @@ def retrieve(
     cmat, qvec, sig = lifecycle_filters(prep, cand, sig, state, intent_i, routing, params, config)  # 6
     if config.untyped_score == "sigma":  # 7: every candidate scored, untyped ones by σ
         top = blended_log_score(cmat, qvec, sig, params, replace(config, k=cmat.shape[1]))
-        top = sigma_ranked(top, sig, (prep.turn & ~prep.typed)[cand], ScoreTerms._fields)
+        top = sigma_ranked(top, sig, prep.turn[cand] & ~prep.typed[cand], ScoreTerms._fields)
     else:
         top = blended_log_score(cmat, qvec, sig, params, config)  # 7
     results = top_k(top, cand, sims, found)  # 8
