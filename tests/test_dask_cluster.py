@@ -187,3 +187,17 @@ def test_a_cached_embedder_ships_as_its_recipe(tmp_path):
     built = resolve(pickle.loads(pickle.dumps(recipe)))
     assert type(built) is Router and built.embedder.name == emb.name and built.embedder.path == emb.path
     assert resolve(pickle.loads(pickle.dumps(recipe))) is built  # once per process
+
+
+def test_maps_one_after_another_share_a_value_safely(scheduler):
+    """Consecutive maps scatter the same value (a sweep's candidate table); each map's shared
+    value gets its own key, so one map's release cannot take the next map's data (before, about
+    one map in 40 failed with "lost dependencies")."""
+    from operator import getitem  # importable on the workers: getitem(table, i) is table[i]
+
+    from frcore.bench import connect, map_tasks
+
+    client = connect(scheduler)
+    table = [10 * i for i in range(20_000)]
+    for _ in range(60):
+        assert map_tasks(getitem, [(i,) for i in range(4)], (table,), client=client, progress=False) == [0, 10, 20, 30]

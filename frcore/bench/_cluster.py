@@ -123,7 +123,9 @@ def map_tasks(
             file=sys.stderr,
             flush=True,
         )
-    refs = [client.scatter([v], broadcast=True)[0] for v in ship]  # [v]: a list or dict is one value
+    # [v]: a list or dict is one value. hash=False: a fresh key per map, so a later map that
+    # scatters the same value never races the release of the earlier map's key (lost dependencies).
+    refs = [client.scatter([v], broadcast=True, hash=False)[0] for v in ship]
     futures = [client.submit(_call, fn, refs, [portable(a) for a in t], pure=False) for t in tasks]
     index = {f.key: i for i, f in enumerate(futures)}
     out: list = [None] * len(tasks)
