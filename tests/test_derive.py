@@ -109,8 +109,9 @@ def test_updates_rule_switched_off_links_nothing():
         _t("a", "I've tried three different ones recently.", "2023-08-11"),
         _t("b", "I've tried four different ones so far.", "2023-09-30"),
     ]
-    assert _derive(turns)["b"].links
-    assert _derive(turns, DeriveConfig(updates=False))["b"].empty
+    assert _derive(turns)["b"].links == {"supersedes": ("a",)}  # the update rule's link; no soft one besides
+    assert "supersedes" not in _derive(turns, DeriveConfig(updates=False))["b"].links
+    assert _derive(turns, DeriveConfig(updates=False, soft_updates=False))["b"].empty
 
 
 # ----------------------------------------------------------------------------- retractions
@@ -385,7 +386,7 @@ def test_cli_flags_reach_the_bank(tmp_path, capsys):
     assert "derived supersedes a (rule updates, confidence 0.8)" in out
 
 
-def test_order_rule_keeps_a_superseded_turn_directly_below_its_superseder():
+def test_order_rule_puts_the_superseding_turn_directly_above_the_turn_it_supersedes():
     from frcore.bank import PipelineConfig
 
     bank = Bank.open(":memory:", embedder="hash", derive=True)
@@ -397,7 +398,7 @@ def test_order_rule_keeps_a_superseded_turn_directly_below_its_superseder():
     order = bank.query(q, at="2025-10-01", intent="current", config=PipelineConfig(turn_supersession="order"))
     ids = order.ids
     assert "a" in ids and ids.index("a") == ids.index("b") + 1
-    assert "below-superseder" in order.results[ids.index("a")]["stages"]  # it ranked above b before the move
+    assert "above-superseded" in order.results[ids.index("b")]["stages"]  # it ranked below a before the move
     assert order.results[ids.index("a")]["state"] == "superseded"
     masked = bank.query(q, at="2025-10-01", intent="current", config=PipelineConfig())
     assert "a" not in masked.ids[: masked.ids.index("b") + 1] and masked.ids[0] == "b"

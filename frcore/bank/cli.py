@@ -150,6 +150,12 @@ def derivation_lines(d: dict | None) -> list[str]:
             )
         elif e["rule"] == "retractions":
             out.append(f"derived retracts {e['target']} (rule retractions): {e['sentence']!r}")
+        elif e["rule"] == "soft_updates":
+            out.append(
+                f"derived tentative_for {e['target']} (rule soft_updates): {e['statement']!r}; "
+                f"shared {', '.join(e['shared_terms'])}; quantities {e['earlier_quantities']} -> {e['quantities']}"
+                + (f"; cue {e['cue']!r}" if e["cue"] else "")
+            )
         elif e["rule"] == "event_times":
             out.append(f"derived event_time (rule event_times): {e['expression']!r} ({e['kind']})")
         else:

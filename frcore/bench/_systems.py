@@ -211,6 +211,16 @@ def _systems() -> dict[str, System]:
     ):
         add(f"fr-plus-no-{rule}", without, f"fr-plus with {what}")
     add(
+        "fr-plus-lifecycle-off",
+        replace(
+            plus,
+            score=replace(plus.score, lifecycle=False, supersession_weight=False),
+            staleness_aware=False,
+            propagation=0.0,
+        ),
+        "fr-plus with the lifecycle mask, staleness-aware distillation and lifecycle-linked similarity off",
+    )
+    add(
         "fr-plus-time-order",
         replace(plus, time_order=True),
         "fr-plus with the question's order words (earliest, latest) reordering the top k by time",
@@ -227,8 +237,15 @@ def _systems() -> dict[str, System]:
     add("fr-derived", derived, "FR-full on lifecycle metadata derived from raw turns", derive=DeriveConfig())
     add(
         "fr-plus-derived",
-        replace(plus, turn_supersession="order", turn_expiry="keep", score=replace(plus.score, untyped_upcoming=True)),
-        "fr-plus on lifecycle metadata derived from raw turns",
+        replace(
+            plus,
+            turn_supersession="order",
+            turn_expiry="keep",
+            score=replace(plus.score, untyped_upcoming=True),
+            propagation=0.0,
+        ),
+        "fr-plus on lifecycle metadata derived from raw turns (derived links order raw turns; "
+        "they carry no similarity)",
         derive=DeriveConfig(),
     )
     add(
@@ -243,7 +260,7 @@ def _systems() -> dict[str, System]:
         "fr-derived with raw turns whose event has passed masked (expired) as every edge",
         derive=DeriveConfig(),
     )
-    for rule in ("updates", "retractions", "tentative", "event_times"):
+    for rule in ("updates", "retractions", "tentative", "event_times", "soft_updates"):
         add(
             f"fr-derived-no-{rule.replace('_', '-')}",
             derived,
@@ -287,6 +304,7 @@ PLUS_SYSTEMS = (
     "fr-plus-no-sigma-turns",
     "fr-plus-no-time-window",
     "fr-plus-no-coverage",
+    "fr-plus-lifecycle-off",
     "fr-plus-time-order",
     "fr-plus-turn-context",
 )

@@ -15,8 +15,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ._text import (
+    MONTHS,
     TENTATIVE_CUES,
     UPDATE_CUES,
+    WEEKDAYS,
     Claim,
     claims,
     has_phrase,
@@ -35,6 +37,17 @@ TENTATIVE_CONFIDENCE = 0.5
 #: Same attribute: at least this many shared key words and this Jaccard index of key words.
 MIN_SHARED_KEYS = 2
 MIN_KEY_JACCARD = 0.5
+#: Soft updates (docs/derive.md, "Soft updates"): a term is *rare* for a user while at most
+#: this many earlier turns of theirs said it; a turn gets at most MAX_SUPERSEDES update links
+#: and MAX_SOFT_LINKS soft ones (the strongest evidence first).
+RARE_TURNS = 3
+MIN_SHARED_TERMS = 2
+MAX_SUPERSEDES = 3
+MAX_SOFT_LINKS = 3
+#: Bounds of the search for earlier turns: the most recent postings of a key word read by the
+#: update rule, and the most recent earlier turns read by a retraction.
+MAX_POSTINGS = 256
+RETRACTION_WINDOW = 256
 #: Retraction openers (docs/derive.md, "Retractions"); the object is what follows.
 RETRACTION_CUES: tuple[str, ...] = (
     "forget what i said about", "forget about", "forget that", "scratch that", "never mind",
@@ -51,9 +64,11 @@ class DeriveConfig:
     retractions: bool = True
     tentative: bool = True
     event_times: bool = True
+    soft_updates: bool = True
 
     def name(self) -> str:
-        off = [n for n in ("updates", "retractions", "tentative", "event_times") if not getattr(self, n)]
+        rules = ("updates", "retractions", "tentative", "event_times", "soft_updates")
+        off = [n for n in rules if not getattr(self, n)]
         return "all" if not off else "no-" + "-".join(o.replace("_", "-") for o in off)
 
 
@@ -95,14 +110,35 @@ class Derived:
         return not self.links and self.confidence == 1.0 and self.event_time is None
 
 
+_TIME_VALUES = frozenset(WEEKDAYS) | frozenset(MONTHS) | {"am", "pm"}
+
+
+@dataclass(frozen=True)
+class Said:
+    """What a statement says for the soft-update rule: its terms (key words and names), its
+    quantities (values with a digit, number words, weekdays, months) and its update cue."""
+
+    terms: frozenset[str]
+    quantities: frozenset[str]
+    cue: str | None
+
+
+def said(statement: str) -> Said:
+    """The :class:`Said` of one statement (docs/derive.md, "Soft updates")."""
+    keys, values = words(statement)
+    quantities = frozenset(v for v in values if v in _TIME_VALUES or any(ch.isdigit() for ch in v))
+    return Said(keys | (values - quantities), quantities, has_phrase(statement, UPDATE_CUES))
+
+
 @dataclass(frozen=True)
 class Reading:
     """What derivation reads of a turn's text: its statements, its retraction sentences (with
-    their objects) and each statement's claims."""
+    their objects), each statement's claims and what each says."""
 
     statements: list[str]
     retractions: list[tuple[str, str]]
     claims: list[list[Claim]]
+    said: list[Said] = field(default_factory=list)
 
 
 @dataclass
@@ -110,6 +146,7 @@ class _Entry:
     turn: Turn
     claims: tuple[Claim, ...]
     has_statement: bool
+    said: tuple[Said, ...] = ()
 
 
 def _reading(text: str) -> tuple[list[str], list[tuple[str, str]]]:
@@ -129,10 +166,13 @@ def _reading(text: str) -> tuple[list[str], list[tuple[str, str]]]:
 
 @dataclass
 class TurnIndex:
-    """The earlier turns of a bank, by user, with a postings list of their claims' key words."""
+    """The earlier turns of a bank, by user, with a postings list of their claims' key words and,
+    for each term of their statements, the earlier turns that said it while it is rare (a term
+    said in more than :data:`RARE_TURNS` turns keeps only the mark ``None``)."""
 
     entries: dict[str, list[_Entry]] = field(default_factory=dict)
     postings: dict[str, dict[str, list[tuple[int, int]]]] = field(default_factory=dict)
+    rare: dict[str, dict[str, list[int] | None]] = field(default_factory=dict)
 
     #: (id, text) → :class:`Reading`: each turn read once, kept across indexes
     memo: dict[tuple[str, str], Reading] = field(default_factory=dict)
@@ -151,7 +191,8 @@ class TurnIndex:
         got = self.memo.get(key)
         if got is None:
             states, retractions = _reading(turn.text)
-            got = self.memo[key] = Reading(states, retractions, [claims(s) for s in states])
+            got = Reading(states, retractions, [claims(s) for s in states], [said(s) for s in states])
+            self.memo[key] = got
         return got
 
     def add(self, turn: Turn) -> None:
@@ -159,14 +200,34 @@ class TurnIndex:
         cl = tuple(c for cs in r.claims for c in cs)
         entries = self.entries.setdefault(turn.user, [])
         post = self.postings.setdefault(turn.user, defaultdict(list))
+        rare = self.rare.setdefault(turn.user, {})
         e = len(entries)
-        entries.append(_Entry(turn, cl, bool(r.statements)))
+        entries.append(_Entry(turn, cl, bool(r.statements), tuple(r.said)))
         for j, c in enumerate(cl):
             for k in c.keys:
                 post[k].append((e, j))
+        for t in frozenset().union(*(x.terms for x in r.said)):
+            turns = rare.setdefault(t, [])
+            if turns is not None:
+                turns.append(e)
+                if len(turns) > RARE_TURNS:
+                    rare[t] = None
 
-    def earlier(self, user: str, said_at: _dt.datetime) -> list[_Entry]:
-        return [e for e in self.entries.get(user, []) if e.turn.said_at < said_at]
+    def earlier(self, user: str, said_at: _dt.datetime, window: int = RETRACTION_WINDOW) -> list[_Entry]:
+        """The last ``window`` turns of ``user`` said before ``said_at`` (most recent last)."""
+        out: list[_Entry] = []
+        for e in reversed(self.entries.get(user, [])):
+            if e.turn.said_at < said_at:
+                out.append(e)
+                if len(out) >= window:
+                    break
+        return out[::-1]
+
+    def rare_earlier(self, user: str, term: str, said_at: _dt.datetime) -> list[_Entry]:
+        """The earlier turns of ``user`` that said ``term``, while it is rare (else none)."""
+        turns = self.rare.get(user, {}).get(term)
+        entries = self.entries.get(user, [])
+        return [entries[e] for e in turns or () if entries[e].turn.said_at < said_at]
 
     def matches(self, user: str, claim: Claim, said_at: _dt.datetime) -> list[tuple[_Entry, Claim, frozenset[str]]]:
         """Earlier claims of the same attribute as ``claim`` (rule 1 of "Updates")."""
@@ -174,7 +235,7 @@ class TurnIndex:
         post = self.postings.get(user, {})
         shared: dict[tuple[int, int], int] = defaultdict(int)
         for k in claim.keys:
-            for ej in post.get(k, ()):
+            for ej in post.get(k, ())[-MAX_POSTINGS:]:
                 shared[ej] += 1
         out = []
         for (e, j), n in shared.items():
@@ -190,6 +251,7 @@ class TurnIndex:
 def _updates(turn: Turn, reading: Reading, index: TurnIndex, cfg: DeriveConfig) -> dict[str, Evidence]:
     """Rule ``updates``: the earlier turns each claim of ``turn`` updates, with evidence."""
     best: dict[str, Evidence] = {}
+    when: dict[str, _dt.datetime] = {}
     for s, cs in zip(reading.statements, reading.claims):
         cue = has_phrase(s, UPDATE_CUES)
         for c in cs:
@@ -215,9 +277,61 @@ def _updates(turn: Turn, reading: Reading, index: TurnIndex, cfg: DeriveConfig) 
                     },
                 )
                 old = best.get(entry.turn.id)
-                if old is None or conf > old.detail["confidence"]:
+                if old is None or (conf, len(both)) > (old.detail["confidence"], len(old.detail["shared_key_words"])):
                     best[entry.turn.id] = ev
-    return best
+                    when[entry.turn.id] = entry.turn.said_at
+    return _strongest(best, when, MAX_SUPERSEDES, _update_strength)
+
+
+def _update_strength(ev: Evidence) -> tuple[float, int]:
+    return ev.detail["confidence"], len(ev.detail["shared_key_words"])
+
+
+def _strongest(found: dict[str, Evidence], when: dict[str, _dt.datetime], cap: int, strength) -> dict[str, Evidence]:
+    """The ``cap`` links of ``found`` with the strongest evidence (then the latest target, then
+    the smaller id)."""
+    if len(found) <= cap:
+        return found
+    ranked = sorted(found, key=lambda t: (strength(found[t]), when[t], _neg(t)), reverse=True)
+    return {t: found[t] for t in ranked[:cap]}
+
+
+def _soft_updates(turn: Turn, reading: Reading, index: TurnIndex, linked: Collection[str]) -> dict[str, Evidence]:
+    """Rule ``soft_updates``: the earlier turns a statement of ``turn`` restates on a rare term,
+    with an update cue or other quantities (docs/derive.md, "Soft updates")."""
+    found: dict[str, Evidence] = {}
+    when: dict[str, _dt.datetime] = {}
+    for s, mine in zip(reading.statements, reading.said):
+        for term in sorted(mine.terms):
+            for entry in index.rare_earlier(turn.user, term, turn.said_at):
+                if entry.turn.id in linked:
+                    continue
+                for theirs in entry.said:
+                    if term not in theirs.terms:
+                        continue
+                    other = not mine.quantities <= theirs.quantities
+                    if mine.cue is None and not (mine.quantities and theirs.quantities and other):
+                        continue
+                    shared = sorted(mine.terms & theirs.terms)
+                    if len(shared) < MIN_SHARED_TERMS:
+                        continue
+                    old = found.get(entry.turn.id)
+                    if old is not None and len(old.detail["shared_terms"]) >= len(shared):
+                        continue
+                    found[entry.turn.id] = Evidence(
+                        "tentative_for",
+                        "soft_updates",
+                        entry.turn.id,
+                        {
+                            "statement": s,
+                            "shared_terms": shared,
+                            "quantities": sorted(mine.quantities),
+                            "earlier_quantities": sorted(theirs.quantities),
+                            "cue": mine.cue,
+                        },
+                    )
+                    when[entry.turn.id] = entry.turn.said_at
+    return _strongest(found, when, MAX_SOFT_LINKS, lambda ev: len(ev.detail["shared_terms"]))
 
 
 def _retraction(turn: Turn, sentence: str, obj: str, index: TurnIndex) -> Evidence | None:
@@ -259,6 +373,11 @@ def derive_one(turn: Turn, index: TurnIndex, cfg: DeriveConfig) -> Derived:
         if ups:
             links["supersedes"] = tuple(sorted(ups))
             evidence += [ups[t] for t in sorted(ups)]
+    if cfg.soft_updates:
+        soft = _soft_updates(turn, reading, index, links.get("supersedes", ()))
+        if soft:
+            links["tentative_for"] = tuple(sorted(soft))
+            evidence += [soft[t] for t in sorted(soft)]
     if cfg.retractions:
         targets = []
         for s, obj in retractions:

@@ -5,7 +5,9 @@ day at :data:`EVENT_HOUR`:00 UTC, at most :data:`MAX_AHEAD_DAYS` after the turn.
 :func:`question_time` reads a question's own time words against the time it is asked: a window
 over when things were said or happened, an order preference, or that it asks for a duration.
 Both read the rows of :data:`_ROWS` and resolve them by :func:`_span`: a row's span is the days
-it names, and an event time is the first day of a span. Dates are naive UTC.
+it names, and an event time is the first day of a span. Dates are naive UTC. An expression whose
+days leave ``datetime.date.min`` .. ``date.max``, or whose count exceeds :data:`MAX_COUNT`,
+resolves to nothing (docs/derive.md, "Range"): no input raises.
 """
 
 from __future__ import annotations
@@ -13,7 +15,9 @@ from __future__ import annotations
 import calendar
 import datetime as _dt
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import ParamSpec, TypeVar
 
 from ._text import MONTH_ABBREVIATIONS, MONTHS, NUMBER_WORDS, WEEKDAYS
 
@@ -21,6 +25,11 @@ from ._text import MONTH_ABBREVIATIONS, MONTHS, NUMBER_WORDS, WEEKDAYS
 EVENT_HOUR = 12
 #: An expression further ahead than this many days is not taken.
 MAX_AHEAD_DAYS = 366
+#: The largest count read in "in N days", "N weeks ago", "the last N months": the calendar's
+#: length in days (0001-01-01 to 9999-12-31). A larger count, in any unit, names no day of the
+#: calendar from any day of it, so it resolves to nothing; the bound keeps the arithmetic off
+#: 20-digit numbers. (Turns take events at most MAX_AHEAD_DAYS ahead in any case.)
+MAX_COUNT = (_dt.date.max - _dt.date.min).days
 #: Words that make a bare date or "on <weekday>" an event ahead (docs/derive.md).
 FUTURE_MARKERS = re.compile(
     r"\b(will|going to|gonna|plan to|planning|scheduled|booked|due|upcoming|coming up|appointment|"
@@ -102,9 +111,11 @@ _DATED = frozenset({"iso", "month-day", "day-month"})
 
 
 def _count(text: str) -> int | None:
+    """The count a number or number word says, or None (also above :data:`MAX_COUNT`)."""
     t = text.lower()
     if t.isdigit():
-        return int(t)
+        digits = t.lstrip("0") or "0"  # its length first: int() refuses strings of over 4300 digits
+        return int(digits) if len(digits) <= len(str(MAX_COUNT)) and int(digits) <= MAX_COUNT else None
     if t in ("a", "an"):
         return 1
     if t == "a couple of":
@@ -117,6 +128,19 @@ def _count(text: str) -> int | None:
 
 #: A vague count's range (docs/derive.md, "Question times"): the counts a speaker may mean.
 _VAGUE = {"a couple of": (2, 3), "couple of": (2, 3), "a few": (2, 5), "few": (2, 5), "several": (3, 7)}
+
+
+_P = ParamSpec("_P")
+_T = TypeVar("_T")
+
+
+def _in_range(resolve: Callable[_P, _T], *args: _P.args, **kwargs: _P.kwargs) -> _T | None:
+    """``resolve(*args, **kwargs)``, or None when its date arithmetic leaves ``date.min`` ..
+    ``date.max`` (``datetime`` raises OverflowError or ValueError "year ... is out of range")."""
+    try:
+        return resolve(*args, **kwargs)
+    except (OverflowError, ValueError):
+        return None
 
 
 def _next_weekday(day: _dt.date, weekday: int) -> _dt.date:
@@ -181,7 +205,13 @@ def _ago_span(n: tuple[int, int], unit: str, day: _dt.date) -> tuple[_dt.date, _
 
 def _span(kind: str, m: re.Match[str], day: _dt.date, ahead: bool) -> tuple[_dt.date, _dt.date] | None:
     """The first and last day an expression names, read on ``day``; ``ahead``: a date without a
-    year is the next such day (in a turn, or a question with a future marker), else the last."""
+    year is the next such day (in a turn, or a question with a future marker), else the last.
+    None when it names no day, or a day outside ``date.min`` .. ``date.max`` (docs/derive.md, "Range")."""
+    return _in_range(_resolve, kind, m, day, ahead)
+
+
+def _resolve(kind: str, m: re.Match[str], day: _dt.date, ahead: bool) -> tuple[_dt.date, _dt.date] | None:
+    """:func:`_span`, raising OverflowError or ValueError when a day leaves the calendar."""
     g = [x.lower() if isinstance(x, str) else x for x in m.groups()]
     one = None
     if kind == "tomorrow":
@@ -289,12 +319,13 @@ def _last_unit(unit: str, day: _dt.date) -> tuple[_dt.date, _dt.date]:
 def _season(which: str | None, season: str, year: str | None, day: _dt.date) -> tuple[_dt.date, _dt.date] | None:
     if year:
         return _season_span(season, int(year))
-    spans = [_season_span(season, y) for y in (day.year - 1, day.year, day.year + 1)]
+    # the seasons of the years around ``day`` that lie in the calendar (near year 1 or 9999, not all)
+    spans = [s for y in (day.year - 1, day.year, day.year + 1) if (s := _in_range(_season_span, season, y))]
     if which == "next":
-        return next(s for s in spans if s[0] > day)
+        return next((s for s in spans if s[0] > day), None)
     if which in ("last", "past"):
-        return [s for s in spans if s[1] < day][-1]
-    return [s for s in spans if s[0] <= day][-1]
+        return next((s for s in reversed(spans) if s[1] < day), None)
+    return next((s for s in reversed(spans) if s[0] <= day), None)
 
 
 def time_expressions(sentence: str, said_at: _dt.datetime) -> list[tuple[int, str, str, _dt.date]]:

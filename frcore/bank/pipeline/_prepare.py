@@ -186,6 +186,7 @@ class Prepared:
             self.turn = kind == "turn"
             self.fact = kind == "fact"
         self._typed: np.ndarray | None = None
+        self._evidence_turn: np.ndarray | None = None
         self._rule_ages: dict[tuple, tuple] = {}  # ages under the rules, per (rules, decay, params id): (params, ages)
         self._rule_tables: dict[tuple, tuple] = {}  # kernel table for those ages: (params, table or False)
         self._turn_share: dict[int, tuple] = {}  # factor of turn_share="least", per params id: (params, factor)
@@ -195,17 +196,31 @@ class Prepared:
     def typed(self) -> np.ndarray:
         """(n,) bool: the row carries lifecycle metadata — a typed fact (``kind == "fact"``), or a
         slot, an event time, or a link (as source or target: a row of :attr:`related`'s link
-        pairs; a slot pair's rows have slots). The kernel's ``typed`` input: with
-        ``ScoreConfig.untyped_upcoming``, ``upcoming`` admits the other rows (raw turns) without
-        an event ahead."""
+        pairs; a slot pair's rows have slots) — links type a row that is not an
+        :attr:`evidence_turn` only (a raw turn's link orders it, it does not make it a fact). The
+        kernel's ``typed`` input: with ``ScoreConfig.untyped_upcoming``, ``upcoming`` admits the
+        other rows (raw turns) without an event ahead."""
         if self._typed is None:
             typed = self.fact | ~np.isnan(self.hours_to_event)
             typed |= np.fromiter((s is not None for s in self.slots), dtype=bool, count=self.n)
             if self.related is not None:
+                linked = np.zeros(self.n, dtype=bool)
                 for rows in self.related:
-                    typed[np.asarray(rows, dtype=np.int64)] = True
+                    linked[np.asarray(rows, dtype=np.int64)] = True
+                typed |= linked & ~self.evidence_turn
             self._typed = typed
         return self._typed
+
+    @property
+    def evidence_turn(self) -> np.ndarray:
+        """(n,) bool: a raw turn without a slot — evidence of what was said, scored by σ under
+        ``untyped_score="sigma"`` whatever links, confidence or event time it carries (given or
+        derived): those act through its lifecycle state (the mask, the raw-turn rules), never
+        through its score (docs/benchmark.md, "FR-Bank's retrieval")."""
+        if self._evidence_turn is None:
+            slotted = np.fromiter((s is not None for s in self.slots), dtype=bool, count=self.n)
+            self._evidence_turn = self.turn & ~slotted
+        return self._evidence_turn
 
     @property
     def episode(self) -> np.ndarray:
@@ -550,22 +565,28 @@ def turn_evidence(
     order: bool = True,
     keep_expired: bool = False,
 ) -> tuple[np.ndarray, dict[int, set[int]], np.ndarray]:
-    """Raw turns (``turn``) as evidence: with ``order``, every superseded raw turn whose every
-    superseding edge (by the ``related`` pairs) is a raw turn made active, and row → the rows
-    superseding it; with ``keep_expired``, every expired raw turn made active. Returns the
-    states, that map, and the rows made active (ascending)."""
+    """Raw turns (``turn``) as evidence: with ``order``, every superseded or contested raw turn
+    whose every superseding or contesting edge (by the ``related`` pairs: the source of a link
+    to it) is a raw turn made active, and row → the rows superseding or contesting it; a
+    contested raw turn contested only through links between raw turns is made active too (the
+    source of a soft link: both are kept). With ``keep_expired``, every expired raw turn made
+    active. Returns the states, that map, and the rows made active (ascending)."""
     by: dict[int, set[int]] = {}
+    sources: set[int] = set()
+    typed: set[int] = set()
     if order and related is not None and turn.any():
         src, dst = (np.asarray(x, dtype=np.int64) for x in related)
-        hit = state[dst] == State.SUPERSEDED
-        typed: set[int] = set()
+        hit = (state[dst] == State.SUPERSEDED) | (state[dst] == State.CONTESTED)
         for a, b in zip(src[hit].tolist(), dst[hit].tolist()):
             by.setdefault(b, set()).add(a)
+            if state[a] == State.CONTESTED:
+                sources.add(a)
             if not (turn[a] and turn[b]):
-                typed.add(b)
+                typed.update((a, b))
         by = {b: s for b, s in by.items() if b not in typed}
     kept = np.zeros(state.shape, dtype=bool)
     kept[list(by)] = True
+    kept[[a for a in sources if a not in typed]] = True
     if keep_expired:
         kept |= turn & (state == State.EXPIRED)
     if not kept.any():

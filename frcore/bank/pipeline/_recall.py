@@ -40,6 +40,9 @@ from ._select import _top, _union
 
 #: every "weaker by" factor of the stages of this module (see the module's docstring)
 HALF = 0.5
+#: Raw turns' newest-first order acts inside the first results only (the default k of a query):
+#: a derived link orders what retrieval found, it never decides what is found.
+NEWEST_FIRST_WINDOW = 10
 
 #: Words by which a question asks for every mention of something (how many, in total, all, each).
 COVERAGE_CUES = re.compile(

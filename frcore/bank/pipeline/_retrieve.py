@@ -48,6 +48,7 @@ from ._config import PipelineConfig, Retrieval, Retrieved
 from ._prepare import Prepared
 from ._recall import (
     HALF,
+    NEWEST_FIRST_WINDOW,
     QuestionReading,
     episode_coverage,
     sigma_ranked,
@@ -118,7 +119,7 @@ def retrieve(
     cmat, qvec, sig = lifecycle_filters(prep, cand, sig, state, intent_i, routing, params, config)  # 6
     if config.untyped_score == "sigma":  # 7: every candidate scored, untyped ones by σ
         top = blended_log_score(cmat, qvec, sig, params, replace(config, k=cmat.shape[1]))
-        top = sigma_ranked(top, sig, prep.turn[cand] & ~prep.typed[cand], ScoreTerms._fields)
+        top = sigma_ranked(top, sig, prep.evidence_turn[cand], ScoreTerms._fields)
     else:
         top = blended_log_score(cmat, qvec, sig, params, config)  # 7
     results = top_k(top, cand, sims, found)  # 8
@@ -134,7 +135,7 @@ def retrieve(
     if config.time_order and question is not None and question.order:  # 8b
         results = time_order(results, prep.times, question.order)
     if superseders:
-        results = below_superseders(results, superseders)
+        results = above_superseded(results, superseders)
     return Retrieval(results, n_cand, cand.size, cand, cmat, qvec)
 
 
@@ -183,26 +184,32 @@ def _question_stages(
     return cand, sig, lifted
 
 
-def below_superseders(results: tuple[Retrieved, ...], superseders: dict[int, set[int]]) -> tuple[Retrieved, ...]:
-    """Each result of ``superseders`` moved directly below the best-ranked result that
-    supersedes it, when it ranks above it (its stages gain ``below-superseder``)."""
-    out = list(results)
-    for _ in range(len(out) ** 2):  # each move takes a result down: bounded
+def above_superseded(
+    results: tuple[Retrieved, ...], superseders: dict[int, set[int]], window: int = NEWEST_FIRST_WINDOW
+) -> tuple[Retrieved, ...]:
+    """Newest first, inside the first ``window`` results: each result that supersedes or contests
+    results ranked above it (``superseders``: row → the rows superseding or contesting it) moved
+    directly above the best-ranked of them (its stages gain ``above-superseded``). The first
+    ``window`` results keep their set and the rest their order: the lifecycle orders what
+    retrieval put in front of the reader, never what reaches it."""
+    targets: dict[int, set[int]] = {}
+    for row, by in superseders.items():
+        for a in by:
+            targets.setdefault(a, set()).add(row)
+    out = list(results[:window])
+    for _ in range(len(out) ** 2):  # each move takes a result up past a result it supersedes: bounded
         moved = False
         for i, r in enumerate(out):
-            above = superseders.get(r.row)
-            if not above:
-                continue
-            pos = [j for j, x in enumerate(out) if x.row in above]
-            if pos and min(pos) > i:
-                j = min(pos)
-                stages = r.stages if "below-superseder" in r.stages else (*r.stages, "below-superseder")
-                out.insert(j, out.pop(i)._replace(stages=stages))
+            below = targets.get(r.row)
+            pos = [j for j, x in enumerate(out[:i]) if x.row in below] if below else []
+            if pos:
+                stages = r.stages if "above-superseded" in r.stages else (*r.stages, "above-superseded")
+                out.insert(pos[0], out.pop(i)._replace(stages=stages))
                 moved = True
                 break
         if not moved:
             break
-    return tuple(out)
+    return (*out, *results[window:])
 
 
 def flat_ranking(sims: Similarities, alive_idx: np.ndarray | None, config: PipelineConfig) -> Retrieval:

@@ -1,0 +1,189 @@
+"""Soft updates, the bounds of derivation and the newest-first order of raw turns (docs/derive.md,
+"Soft updates" and "Bounds"; docs/benchmark.md, "FR-Bank's retrieval"). Each bound has a test
+that goes red when the bound is removed."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import frcore.bank.derive._rules as rules
+from frcore.bank.derive import DeriveConfig, Turn, TurnIndex, derive
+from frcore.bank.derive._text import claims
+from frcore.bank.pipeline._config import Retrieved
+from frcore.bank.pipeline._retrieve import above_superseded
+
+
+def _t(i: str, text: str, day: str) -> Turn:
+    return Turn(i, text, dt.datetime.fromisoformat(day))
+
+
+def _derive(turns, cfg=None):
+    return derive(TurnIndex(), turns, cfg)
+
+
+SNEAKERS = [
+    _t("a", "By the way, I keep my old sneakers under my bed for storage.", "2023-05-01"),
+    _t("b", "I got rid of clutter, and my old sneakers are currently on a shoe rack in the closet.", "2023-06-01"),
+]
+
+
+def test_a_restatement_with_a_cue_on_rare_shared_terms_is_a_soft_update():
+    got = _derive(SNEAKERS)["b"]
+    assert got.links == {"tentative_for": ("a",)}  # soft: both kept, contested
+    assert got.confidence == 1.0
+    (ev,) = got.evidence
+    assert ev.rule == "soft_updates" and ev.detail["cue"] == "currently"
+    assert {"old", "sneaker"} <= set(ev.detail["shared_terms"])
+
+
+def test_other_quantities_on_rare_shared_terms_are_a_soft_update_without_a_cue():
+    turns = [
+        _t("a", "I go to the gym on Tuesdays and Thursdays with my sister.", "2023-05-01"),
+        _t("b", "My sister and I hit the gym four times a week.", "2023-06-01"),
+    ]
+    got = _derive(turns)["b"]
+    assert got.links == {"tentative_for": ("a",)}
+    assert got.evidence[0].detail["quantities"] == ["4"]
+
+
+def test_no_soft_update_without_a_cue_or_other_quantities():
+    turns = [
+        _t("a", "I keep my old sneakers under my bed.", "2023-05-01"),
+        _t("b", "My old sneakers smell a bit.", "2023-06-01"),
+    ]
+    assert _derive(turns)["b"].empty
+
+
+def test_no_soft_update_on_one_shared_term():
+    turns = [
+        _t("a", "I keep my sneakers under the bed.", "2023-05-01"),
+        _t("b", "I currently wash the sneakers by hand.", "2023-06-01"),
+    ]
+    assert _derive(turns)["b"].empty  # only "sneaker" is shared
+
+
+def test_a_term_said_in_many_earlier_turns_is_not_rare_and_links_nothing():
+    common = [_t(f"c{i}", f"My old sneakers got muddy on walk {i}.", f"2023-04-{i + 1:02d}") for i in range(4)]
+    assert rules.RARE_TURNS < len(common) + 1
+    got = _derive([*common, *SNEAKERS])
+    assert "tentative_for" not in got["b"].links
+
+
+def test_the_soft_rule_switched_off_links_nothing():
+    assert _derive(SNEAKERS, DeriveConfig(soft_updates=False))["b"].empty
+
+
+def _many_updates(n: int) -> list[Turn]:
+    earlier = [_t(f"e{i}", f"I've tried {i} different Korean restaurants.", f"2023-01-{i + 1:02d}") for i in range(n)]
+    return [*earlier, _t("z", "I've tried 40 different Korean restaurants.", "2023-03-01")]
+
+
+def test_a_turn_supersedes_at_most_max_supersedes_earlier_turns(monkeypatch):
+    got = _derive(_many_updates(8))["z"]
+    assert len(got.links["supersedes"]) == rules.MAX_SUPERSEDES == 3
+    assert got.links["supersedes"] == ("e5", "e6", "e7")  # equal evidence: the latest win
+    monkeypatch.setattr(rules, "MAX_SUPERSEDES", 100)  # the cap removed: every earlier turn
+    assert len(_derive(_many_updates(8))["z"].links["supersedes"]) == 8
+
+
+def test_a_turn_soft_links_at_most_max_soft_links_earlier_turns(monkeypatch):
+    names = ["Ava", "Ben", "Cal", "Dan", "Eve"]
+    earlier = [
+        _t(f"e{i}", f"My cousin {n} and I saw the Rockets play on Friday.", f"2023-01-{i + 1:02d}")
+        for i, n in enumerate(names[:3])
+    ]
+    earlier += [_t("f", "My cousin and I saw the Rockets play twice.", "2023-01-20")]
+    later = _t("z", "My cousin and I have now seen the Rockets play 9 times.", "2023-03-01")
+    monkeypatch.setattr(rules, "RARE_TURNS", 10)
+    got = _derive([*earlier, later])["z"]
+    n = len(got.links.get("tentative_for", ())) + len(got.links.get("supersedes", ()))
+    assert len(got.links.get("tentative_for", ())) <= rules.MAX_SOFT_LINKS == 3 and n >= 3
+    monkeypatch.setattr(rules, "MAX_SOFT_LINKS", 100)
+    more = _derive([*earlier, later])["z"]
+    assert len(more.links.get("tentative_for", ())) + len(more.links.get("supersedes", ())) > n
+
+
+def test_the_update_index_reads_at_most_max_postings_per_key_word():
+    """The earlier claims compared with a new claim come from the postings of its key words, the
+    most recent MAX_POSTINGS of each: with every earlier claim matching, no more than that."""
+    n = rules.MAX_POSTINGS + 200
+    index = TurnIndex()
+    for i in range(n):
+        index.add(_t(f"e{i}", f"I've tried {i} different Korean restaurants.", "2023-01-01"))
+    (claim,) = claims("I've tried 999 different Korean restaurants.")
+    found = index.matches("", claim, dt.datetime(2023, 2, 1))
+    assert 0 < len(found) <= rules.MAX_POSTINGS
+    assert {e.turn.id for e, _, _ in found} == {f"e{i}" for i in range(n - rules.MAX_POSTINGS, n)}
+
+
+def test_a_retraction_reads_at_most_the_retraction_window():
+    index = TurnIndex()
+    for i in range(rules.RETRACTION_WINDOW + 50):
+        index.add(_t(f"e{i}", f"I booked table {i} at the bistro.", "2023-01-01"))
+    assert len(index.earlier("", dt.datetime(2023, 2, 1))) == rules.RETRACTION_WINDOW
+
+
+def test_rare_terms_keep_bounded_postings():
+    index = TurnIndex()
+    for i in range(50):
+        index.add(_t(f"e{i}", "I watered the balcony plants again.", f"2023-01-{i % 28 + 1:02d}"))
+    assert index.rare[""]["balcony"] is None  # no longer rare: its turns are no longer kept
+    assert index.rare_earlier("", "balcony", dt.datetime(2024, 1, 1)) == []
+
+
+def _results(rows):
+    return tuple(Retrieved(r, -float(i), {}, ("cosine",)) for i, r in enumerate(rows))
+
+
+def test_newest_first_moves_a_superseding_result_directly_above_what_it_supersedes():
+    got = above_superseded(_results([0, 1, 2, 3, 4]), {1: {3}}, window=10)
+    assert [r.row for r in got] == [0, 3, 1, 2, 4]
+    assert "above-superseded" in got[1].stages
+
+
+def test_newest_first_never_changes_which_results_are_in_the_window():
+    """A superseder ranked below the window stays there: the window's set is retrieval's."""
+    rows = list(range(15))
+    got = above_superseded(_results(rows), {2: {12}}, window=10)
+    assert [r.row for r in got] == rows
+    got = above_superseded(_results(rows), {2: {12}}, window=15)  # the window widened: it moves
+    assert [r.row for r in got][:4] == [0, 1, 12, 2]
+
+
+def test_newest_first_orders_a_chain():
+    got = above_superseded(_results([0, 1, 2]), {0: {1}, 1: {2}}, window=10)
+    assert [r.row for r in got] == [2, 1, 0]
+
+
+def test_a_linked_raw_turn_is_not_typed_by_its_link():
+    """Under ``upcoming`` with ``untyped_upcoming``, raw turns without an event are admitted; a
+    derived link between two of them does not make them typed facts that need an event ahead."""
+    from frcore.bank import Bank
+    from frcore.bench import SYSTEMS
+
+    bank = Bank.open(":memory:", embedder="hash", derive=True)
+    bank.add([{"id": t.id, "text": t.text, "said_at": t.said_at.isoformat(), "kind": "turn"} for t in SNEAKERS])
+    cfg = SYSTEMS["fr-plus-derived"].pipeline
+    got = bank.query("where are my old sneakers", at="2023-07-01", intent="upcoming", config=cfg)
+    assert set(got.ids) == {"a", "b"}
+    assert got.ids == ["b", "a"]  # newest first
+    bank.close()
+
+
+def test_explain_shows_a_soft_update_with_its_evidence(tmp_path, capsys):
+    import json
+
+    from frcore.cli import main
+
+    facts = tmp_path / "t.jsonl"
+    facts.write_text(
+        "\n".join(
+            json.dumps({"id": t.id, "text": t.text, "said_at": t.said_at.isoformat(), "kind": "turn"}) for t in SNEAKERS
+        )
+    )
+    db = str(tmp_path / "s.db")
+    assert main(["bank", "init", db, "--embedder", "hash"]) == 0
+    assert main(["bank", "add", db, str(facts), "--derive"]) == 0
+    assert main(["bank", "explain", db, "where are my old sneakers", "--at", "2023-07-01"]) == 0
+    out = capsys.readouterr().out
+    assert "derived tentative_for a (rule soft_updates)" in out and "cue 'currently'" in out
