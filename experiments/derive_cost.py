@@ -12,6 +12,12 @@ the user messages of the first N LongMemEval questions, each question's history 
   the hashing embedder, the two interleaved in each round; their difference
   is what derivation adds to an add.
 
+``--sizes 1000,10000,100000`` measures instead derivation alone on one batch of each size, one
+user: the distinct histories of ``--data`` and ``--more`` (each history's user turns once), laid
+one after another in time and repeated with a later date when more turns are needed; µs per
+turn for each size, best of R rounds (the bound of docs/derive.md: the cost per turn does not
+grow with the batch).
+
 Prints one JSON object (and writes it to ``--out``, if given).
 """
 
@@ -30,6 +36,61 @@ from frcore.bank.storage import parse_batch
 from frcore.bench.longmemeval import DEFAULT_DATA, bank_fact, load_longmemeval
 
 
+def one_batch(paths: list[str], size: int) -> list:
+    """``size`` user turns of one user, in time order: the distinct histories of ``paths`` laid
+    one after another (each history shifted after the previous), repeated when needed."""
+    import dataclasses
+    import datetime as dt
+
+    histories, seen = [], set()
+    for path in paths:
+        for q in load_longmemeval(path, "turn", None, None).questions:
+            key = tuple(c.corpus_id for c in q.corpus)
+            if key not in seen:
+                seen.add(key)
+                histories.append([c for c in q.corpus if c.text.strip()])
+    out: list = []
+    shift = dt.timedelta(0)
+    while len(out) < size:
+        for h in histories:
+            start = min(c.date for c in h)
+            for c in h:
+                out.append(
+                    bank_fact(
+                        dataclasses.replace(c, date=c.date - start + dt.datetime(2020, 1, 1) + shift),
+                        len(out),
+                        {"OTHER": 1.0},
+                    )
+                )
+            shift += max(c.date for c in h) - start + dt.timedelta(days=1)
+            if len(out) >= size:
+                break
+    return parse_batch(out[:size]).records
+
+
+def sizes(a) -> dict:
+    """µs per turn of derivation alone, one batch of each size (best of ``a.repeats``)."""
+    paths = [a.data, *a.more]
+    got = {}
+    for size in (int(x) for x in a.sizes.split(",")):
+        recs = one_batch(paths, size)
+        for r in recs:
+            injection_finding(r)
+        best = float("inf")
+        links = 0
+        for _ in range(a.repeats):
+            t = time.perf_counter()
+            _, d = derive_records(recs, TurnIndex(), DeriveConfig())
+            best = min(best, time.perf_counter() - t)
+            links = sum(len(v) for x in d.values() for v in x.links.values())
+        got[str(size)] = {
+            "us_per_turn": round(1e6 * best / size, 1),
+            "links_per_1000_turns": round(1000 * links / size, 1),
+        }
+        print(size, got[str(size)], flush=True)
+    return {"data": paths, "repeats": a.repeats, "batch": got}
+
+
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--data", default=str(DEFAULT_DATA))
@@ -39,7 +100,16 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument(
         "--on-disk", action="store_true", help="banks in files with their index, as the benchmarks open them"
     )
+    p.add_argument("--sizes", default=None, help="batch sizes (comma-separated): derivation alone on one batch each")
+    p.add_argument("--more", action="append", default=[], help="another LongMemEval file for --sizes (repeatable)")
     a = p.parse_args(argv)
+    if a.sizes:
+        text = json.dumps(sizes(a), indent=1)
+        print(text)
+        if a.out:
+            with open(a.out, "w") as fh:
+                fh.write(text + "\n")
+        return
     data = load_longmemeval(a.data, "turn", None, a.questions)
     facts = [
         [bank_fact(c, i, {"OTHER": 1.0}) for i, c in enumerate(q.corpus) if c.text.strip()] for q in data.questions

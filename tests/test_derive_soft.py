@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import datetime as dt
 
+import numpy as np
+
 import frcore.bank.derive._rules as rules
 from frcore.bank.derive import DeriveConfig, Turn, TurnIndex, derive
 from frcore.bank.derive._text import claims
@@ -187,3 +189,58 @@ def test_explain_shows_a_soft_update_with_its_evidence(tmp_path, capsys):
     assert main(["bank", "explain", db, "where are my old sneakers", "--at", "2023-07-01"]) == 0
     out = capsys.readouterr().out
     assert "derived tentative_for a (rule soft_updates)" in out and "cue 'currently'" in out
+
+
+class _Meaning:
+    """A fake sentence embedder: texts containing the same marker word embed to the same unit
+    vector, others to orthogonal ones (so the cosine is 1 or 0, chosen by the test)."""
+
+    def __init__(self, *markers: str):
+        self.markers = markers
+        self.calls: list[list[str]] = []
+
+    def embed(self, texts):
+        self.calls.append(list(texts))
+        out = np.zeros((len(texts), len(self.markers) + len(texts) + 1))
+        for i, t in enumerate(texts):
+            hit = [j for j, m in enumerate(self.markers) if m in t.lower()]
+            out[i, hit[0] if hit else len(self.markers) + 1 + i] = 1.0
+        return out
+
+
+def test_with_an_embedder_a_link_needs_statements_of_the_same_meaning():
+    turns = [
+        _t("a", "I've tried three different Korean restaurants.", "2023-08-11"),
+        _t("b", "I've tried four different Korean restaurants.", "2023-09-30"),
+    ]
+    same = derive(TurnIndex(embed=_Meaning("korean").embed), turns)["b"]
+    assert same.links == {"supersedes": ("a",)} and same.evidence[0].detail["cosine"] == 1.0
+    other = derive(TurnIndex(embed=_Meaning("nothing").embed), turns)["b"]
+    assert other.empty  # the words match, the meaning test does not: no link
+    assert derive(TurnIndex(), turns)["b"].links == {"supersedes": ("a",)}  # words only without an embedder
+
+
+def test_the_meaning_test_gates_soft_updates_too_and_embeds_each_statement_once():
+    m = _Meaning("nothing")
+    assert derive(TurnIndex(embed=m.embed), SNEAKERS)["b"].empty
+    m = _Meaning("sneakers")
+    index = TurnIndex(embed=m.embed)
+    assert derive(index, SNEAKERS)["b"].links == {"tentative_for": ("a",)}
+    texts = [t for call in m.calls for t in call]
+    assert len(texts) == len(set(texts)) and set(index.vectors) == set(texts)
+
+
+def test_the_meaning_threshold_is_the_documented_one(monkeypatch):
+    """SAME_ATTRIBUTE_COSINE decides: a pair at cosine 0.6 passes a 0.5 threshold, not 0.7."""
+    turns = [
+        _t("a", "I've tried three different Korean restaurants.", "2023-08-11"),
+        _t("b", "I've tried four different Korean restaurants.", "2023-09-30"),
+    ]
+
+    def embed(texts):
+        return np.array([[1.0, 0.0] if "three" in t else [0.6, 0.8] for t in texts])
+
+    assert rules.SAME_ATTRIBUTE_COSINE == 0.7
+    assert derive(TurnIndex(embed=embed), turns)["b"].empty
+    monkeypatch.setattr(rules, "SAME_ATTRIBUTE_COSINE", 0.5)
+    assert derive(TurnIndex(embed=embed), turns)["b"].links == {"supersedes": ("a",)}

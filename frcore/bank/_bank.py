@@ -241,6 +241,7 @@ class Bank:
         #: the derivation rules applied to raw turns as they are added (docs/derive.md), ``None``: none
         self.derive: DeriveConfig | None = DeriveConfig() if derive is True else (derive or None)
         self._turn_memo: dict = {}  # (id, text) → a turn's reading by derivation (texts never change)
+        self._statement_vectors: dict = {}  # statement → unit vector, for derivation's meaning test
         if self.ann is not None and int(embedder.dim) % self.ann.pq_dims:
             raise ValueError(f"ann.pq_dims: {self.ann.pq_dims} does not divide the embedder's dimension {embedder.dim}")
         spec = (
@@ -428,11 +429,20 @@ class Bank:
     def _derived(self, batch, cfg: DeriveConfig):
         """``batch`` with its raw turns' derived metadata (:func:`frcore.bank.derive.derive_records`)
         against the user's stored turns (each turn's reading kept across adds)."""
-        index = turn_index(self.store.edges(user=self.user), self._turn_memo)
+        index = turn_index(self.store.edges(user=self.user), self._turn_memo, *self._derive_embedding())
         records, _ = derive_records(batch.records, index, cfg)
         if len(self._turn_memo) > 4 * sum(map(len, index.entries.values())) + 10_000:  # erased turns' readings
             self._turn_memo.clear()
+            self._statement_vectors.clear()
         return dataclasses.replace(batch, records=records)
+
+    def _derive_embedding(self) -> tuple:
+        """(embed, its statement cache) for derivation's meaning test: the bank's embedder
+        (docs/derive.md, "Same attribute, by meaning"); (None, cache) without one, or with the
+        hashing embedder (its vectors are words, which the rules already read)."""
+        words_only = self.embedder is None or str(self.embedder.name).startswith("hash")
+        embed = None if words_only else self.embedder.embed
+        return embed, self._statement_vectors
 
     def update_ann(self, complete: bool = True) -> bool:
         """Build or extend the approximate index now (``complete``: over every row, even when
@@ -786,7 +796,7 @@ class Bank:
         if res.results:
             stored = self.store.edges(user=self.user)
             by_id = {e.id: e for e in stored}
-            index = turn_index(stored, self._turn_memo)
+            index = turn_index(stored, self._turn_memo, *self._derive_embedding())
             for r in res.results:
                 rec = by_id.get(r["id"])
                 why = None if rec is None else explain_derivation(rec, index, self.derive)

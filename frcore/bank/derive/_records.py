@@ -39,9 +39,10 @@ def turn_of(rec: FactRecord) -> Turn:
     return Turn(rec.id, rec.text, rec.said_at, f"{rec.user}\x1f{speaker}" if speaker else rec.user)
 
 
-def turn_index(records: Iterable[FactRecord], memo: dict | None = None) -> TurnIndex:
-    """The earlier turns derivation reads: every stored user turn (``memo``: :attr:`TurnIndex.memo`)."""
-    return TurnIndex.build((turn_of(r) for r in records if is_user_turn(r, stored=True)), memo)
+def turn_index(records: Iterable[FactRecord], memo: dict | None = None, embed=None, vectors=None) -> TurnIndex:
+    """The earlier turns derivation reads: every stored user turn (``memo``: :attr:`TurnIndex.memo`;
+    ``embed``, ``vectors``: :attr:`TurnIndex.embed`, :attr:`TurnIndex.vectors`)."""
+    return TurnIndex.build((turn_of(r) for r in records if is_user_turn(r, stored=True)), memo, embed, vectors)
 
 
 def derive_records(

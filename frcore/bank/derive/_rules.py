@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import datetime as _dt
 from collections import defaultdict
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from ._text import (
     MONTHS,
@@ -44,6 +46,9 @@ RARE_TURNS = 3
 MIN_SHARED_TERMS = 2
 MAX_SUPERSEDES = 3
 MAX_SOFT_LINKS = 3
+#: Same attribute, by meaning: with an embedder (the bank's), a link of either update rule is
+#: kept only when the two statements' vectors have at least this cosine (docs/derive.md).
+SAME_ATTRIBUTE_COSINE = 0.7
 #: Bounds of the search for earlier turns: the most recent postings of a key word read by the
 #: update rule, and the most recent earlier turns read by a retraction.
 MAX_POSTINGS = 256
@@ -147,6 +152,7 @@ class _Entry:
     claims: tuple[Claim, ...]
     has_statement: bool
     said: tuple[Said, ...] = ()
+    statements: tuple[str, ...] = ()
 
 
 def _reading(text: str) -> tuple[list[str], list[tuple[str, str]]]:
@@ -176,11 +182,18 @@ class TurnIndex:
 
     #: (id, text) → :class:`Reading`: each turn read once, kept across indexes
     memo: dict[tuple[str, str], Reading] = field(default_factory=dict)
+    #: texts → vectors (the bank's embedder), or None: the update rules read words only
+    embed: Callable[[list[str]], Any] | None = None
+    #: statement → unit vector, each statement embedded once (kept across indexes, like ``memo``)
+    vectors: dict[str, np.ndarray] = field(default_factory=dict)
 
     @classmethod
-    def build(cls, turns: Iterable[Turn], memo: dict | None = None) -> TurnIndex:
-        """An index of ``turns``; ``memo`` (another index's) saves reading a turn twice."""
-        idx = cls(memo=memo if memo is not None else {})
+    def build(
+        cls, turns: Iterable[Turn], memo: dict | None = None, embed=None, vectors: dict | None = None
+    ) -> TurnIndex:
+        """An index of ``turns``; ``memo`` (another index's) saves reading a turn twice; ``embed``
+        (and its cache ``vectors``) gives the update rules the meaning test of "same attribute"."""
+        idx = cls(memo=memo if memo is not None else {}, embed=embed, vectors=vectors if vectors is not None else {})
         for t in turns:
             idx.add(t)
         return idx
@@ -202,7 +215,7 @@ class TurnIndex:
         post = self.postings.setdefault(turn.user, defaultdict(list))
         rare = self.rare.setdefault(turn.user, {})
         e = len(entries)
-        entries.append(_Entry(turn, cl, bool(r.statements), tuple(r.said)))
+        entries.append(_Entry(turn, cl, bool(r.statements), tuple(r.said), tuple(r.statements)))
         for j, c in enumerate(cl):
             for k in c.keys:
                 post[k].append((e, j))
@@ -222,6 +235,19 @@ class TurnIndex:
                 if len(out) >= window:
                     break
         return out[::-1]
+
+    def cosines(self, pairs: Sequence[tuple[str, str]]) -> list[float] | None:
+        """The cosine of each pair of statements (their unit vectors; each statement embedded
+        once, those not yet seen in one call), or None without an embedder."""
+        if self.embed is None:
+            return None
+        new = list(dict.fromkeys(t for pair in pairs for t in pair if t not in self.vectors))
+        if new:
+            v = np.asarray(self.embed(new), dtype=np.float64)
+            norms = np.linalg.norm(v, axis=1, keepdims=True)
+            v = v / np.where(norms > 0, norms, 1.0)
+            self.vectors.update(zip(new, v))
+        return [float(self.vectors[a] @ self.vectors[b]) for a, b in pairs]
 
     def rare_earlier(self, user: str, term: str, said_at: _dt.datetime) -> list[_Entry]:
         """The earlier turns of ``user`` that said ``term``, while it is rare (else none)."""
@@ -248,10 +274,30 @@ class TurnIndex:
         return out
 
 
+def _gated(
+    index: TurnIndex, found: list[tuple[str, _dt.datetime, tuple, Evidence, str, str]], cap: int
+) -> dict[str, Evidence]:
+    """Of candidate links (target id, target said-at, strength, evidence, statement, earlier
+    statement): with an embedder, those whose statements have cosine ≥
+    :data:`SAME_ATTRIBUTE_COSINE` (the cosine joins the evidence); then the strongest per target;
+    then the ``cap`` strongest targets (then the latest, then the smaller id)."""
+    cos = index.cosines([(a, b) for *_, a, b in found])
+    best: dict[str, tuple[tuple, _dt.datetime, Evidence]] = {}
+    for i, (target, when, strength, ev, _, _) in enumerate(found):
+        if cos is not None:
+            if cos[i] < SAME_ATTRIBUTE_COSINE:
+                continue
+            ev = Evidence(ev.field, ev.rule, ev.target, {**ev.detail, "cosine": round(cos[i], 3)})
+        old = best.get(target)
+        if old is None or strength > old[0]:
+            best[target] = (strength, when, ev)
+    ranked = sorted(best, key=lambda t: (best[t][0], best[t][1], _neg(t)), reverse=True)
+    return {t: best[t][2] for t in ranked[:cap]}
+
+
 def _updates(turn: Turn, reading: Reading, index: TurnIndex, cfg: DeriveConfig) -> dict[str, Evidence]:
     """Rule ``updates``: the earlier turns each claim of ``turn`` updates, with evidence."""
-    best: dict[str, Evidence] = {}
-    when: dict[str, _dt.datetime] = {}
+    found = []
     for s, cs in zip(reading.statements, reading.claims):
         cue = has_phrase(s, UPDATE_CUES)
         for c in cs:
@@ -276,62 +322,45 @@ def _updates(turn: Turn, reading: Reading, index: TurnIndex, cfg: DeriveConfig) 
                         "confidence": conf,
                     },
                 )
-                old = best.get(entry.turn.id)
-                if old is None or (conf, len(both)) > (old.detail["confidence"], len(old.detail["shared_key_words"])):
-                    best[entry.turn.id] = ev
-                    when[entry.turn.id] = entry.turn.said_at
-    return _strongest(best, when, MAX_SUPERSEDES, _update_strength)
-
-
-def _update_strength(ev: Evidence) -> tuple[float, int]:
-    return ev.detail["confidence"], len(ev.detail["shared_key_words"])
-
-
-def _strongest(found: dict[str, Evidence], when: dict[str, _dt.datetime], cap: int, strength) -> dict[str, Evidence]:
-    """The ``cap`` links of ``found`` with the strongest evidence (then the latest target, then
-    the smaller id)."""
-    if len(found) <= cap:
-        return found
-    ranked = sorted(found, key=lambda t: (strength(found[t]), when[t], _neg(t)), reverse=True)
-    return {t: found[t] for t in ranked[:cap]}
+                found.append((entry.turn.id, entry.turn.said_at, (conf, len(both)), ev, s, other.sentence))
+    return _gated(index, found, MAX_SUPERSEDES)
 
 
 def _soft_updates(turn: Turn, reading: Reading, index: TurnIndex, linked: Collection[str]) -> dict[str, Evidence]:
     """Rule ``soft_updates``: the earlier turns a statement of ``turn`` restates on a rare term,
     with an update cue or other quantities (docs/derive.md, "Soft updates")."""
-    found: dict[str, Evidence] = {}
-    when: dict[str, _dt.datetime] = {}
+    found = []
+    seen: set[tuple[str, str, str]] = set()
     for s, mine in zip(reading.statements, reading.said):
         for term in sorted(mine.terms):
             for entry in index.rare_earlier(turn.user, term, turn.said_at):
                 if entry.turn.id in linked:
                     continue
-                for theirs in entry.said:
-                    if term not in theirs.terms:
+                for e, theirs in zip(entry.statements, entry.said):
+                    if term not in theirs.terms or (s, entry.turn.id, e) in seen:
                         continue
+                    seen.add((s, entry.turn.id, e))
                     other = not mine.quantities <= theirs.quantities
                     if mine.cue is None and not (mine.quantities and theirs.quantities and other):
                         continue
                     shared = sorted(mine.terms & theirs.terms)
                     if len(shared) < MIN_SHARED_TERMS:
                         continue
-                    old = found.get(entry.turn.id)
-                    if old is not None and len(old.detail["shared_terms"]) >= len(shared):
-                        continue
-                    found[entry.turn.id] = Evidence(
+                    ev = Evidence(
                         "tentative_for",
                         "soft_updates",
                         entry.turn.id,
                         {
                             "statement": s,
+                            "earlier_statement": e,
                             "shared_terms": shared,
                             "quantities": sorted(mine.quantities),
                             "earlier_quantities": sorted(theirs.quantities),
                             "cue": mine.cue,
                         },
                     )
-                    when[entry.turn.id] = entry.turn.said_at
-    return _strongest(found, when, MAX_SOFT_LINKS, lambda ev: len(ev.detail["shared_terms"]))
+                    found.append((entry.turn.id, entry.turn.said_at, (len(shared),), ev, s, e))
+    return _gated(index, found, MAX_SOFT_LINKS)
 
 
 def _retraction(turn: Turn, sentence: str, obj: str, index: TurnIndex) -> Evidence | None:

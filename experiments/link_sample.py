@@ -1,0 +1,82 @@
+"""Draw a sample of derived links for hand labelling (docs/derive.md, "Link precision").
+
+``python -m experiments.link_sample --data ../shared/data/longmemeval/longmemeval_s_dev.json.gz
+--per-rule 60 --seed 0 --out tests/data/derived_links_dev.json`` derives every question's user
+turns of a LongMemEval file (each history on its own, as the benchmark's banks), draws
+``--per-rule`` links of each link rule at random, and writes them with the statements that made
+them and an empty ``label`` for a person to fill in: ``update`` (the later statement changes the
+value of the same attribute), ``restatement`` (same attribute, same value) or ``wrong``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+
+from frcore.bank.derive import DeriveConfig, Turn, TurnIndex, derive
+from frcore.bank.derive._rules import said
+from frcore.bank.derive._text import statements
+from frcore.bench.longmemeval import load_longmemeval
+
+
+def links(path: str) -> list[dict]:
+    """Every derived update or soft-update link of every history in ``path``."""
+    data = load_longmemeval(path, "turn", None, None)
+    out, seen = [], set()
+    for q in data.questions:
+        turns = {c.corpus_id: Turn(c.corpus_id, c.text, c.date) for c in q.corpus if c.text.strip()}
+        key = tuple(sorted(turns))
+        if key in seen:  # a history shared by two questions is derived once
+            continue
+        seen.add(key)
+        for d in derive(TurnIndex(), list(turns.values()), DeriveConfig()).values():
+            for ev in d.evidence:
+                if ev.rule not in ("updates", "soft_updates"):
+                    continue
+                a = turns[str(ev.target)]
+                if ev.rule == "updates":
+                    later, earlier = ev.detail["claim"], ev.detail["earlier_claim"]
+                else:
+                    shared = set(ev.detail["shared_terms"])
+                    later = ev.detail["statement"]
+                    earlier = " … ".join(s for s in statements(a.text) if shared & said(s).terms)
+                out.append(
+                    {
+                        "question_id": q.question_id,
+                        "rule": ev.rule,
+                        "later_id": d.id,
+                        "earlier_id": a.id,
+                        "later_said_at": turns[d.id].said_at.isoformat(),
+                        "earlier_said_at": a.said_at.isoformat(),
+                        "later": later,
+                        "earlier": earlier,
+                        "label": "",
+                    }
+                )
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--data", default="../shared/data/longmemeval/longmemeval_s_dev.json.gz")
+    p.add_argument("--per-rule", type=int, default=60)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", required=True)
+    a = p.parse_args(argv)
+    every = links(a.data)
+    rng = random.Random(a.seed)
+    sample = []
+    for rule in ("updates", "soft_updates"):
+        pool = [x for x in every if x["rule"] == rule]
+        sample += rng.sample(pool, min(a.per_rule, len(pool)))
+    counts = {r: sum(x["rule"] == r for x in every) for r in ("updates", "soft_updates")}
+    doc = {"source": a.data, "seed": a.seed, "links_derived": counts, "links": sample}
+    with open(a.out, "w") as f:
+        json.dump(doc, f, indent=1, ensure_ascii=False)
+    print(f"{len(sample)} of {sum(counts.values())} links ({counts}) -> {a.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
