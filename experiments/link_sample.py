@@ -1,9 +1,10 @@
 """Draw a sample of derived links for hand labelling (docs/derive.md, "Link precision").
 
 ``python -m experiments.link_sample --data ../shared/data/longmemeval/longmemeval_s_dev.json.gz
---per-rule 60 --seed 0 --out tests/data/derived_links_dev.json`` derives every question's user
-turns of a LongMemEval file (each history on its own, as the benchmark's banks), draws
-``--per-rule`` links of each link rule at random, and writes them with the statements that made
+--per-rule 60 --seed 0 --out FILE`` derives every question's user turns of a LongMemEval file
+(each history on its own, as the benchmark's banks; ``--embedder minilm``, the default, gives the
+rules their meaning test, ``--embedder none`` reads words only), draws ``--per-rule`` links of
+each link rule at random (all of them when there are fewer), and writes them with the statements that made
 them and an empty ``label`` for a person to fill in: ``update`` (the later statement changes the
 value of the same attribute), ``restatement`` (same attribute, same value) or ``wrong``.
 """
@@ -20,17 +21,20 @@ from frcore.bank.derive._text import statements
 from frcore.bench.longmemeval import load_longmemeval
 
 
-def links(path: str) -> list[dict]:
-    """Every derived update or soft-update link of every history in ``path``."""
+def links(path: str, embed=None) -> list[dict]:
+    """Every derived update or soft-update link of every history in ``path`` (``embed``: the
+    meaning test's embedder, or None)."""
     data = load_longmemeval(path, "turn", None, None)
     out, seen = [], set()
+    vectors: dict = {}
     for q in data.questions:
         turns = {c.corpus_id: Turn(c.corpus_id, c.text, c.date) for c in q.corpus if c.text.strip()}
         key = tuple(sorted(turns))
         if key in seen:  # a history shared by two questions is derived once
             continue
         seen.add(key)
-        for d in derive(TurnIndex(), list(turns.values()), DeriveConfig()).values():
+        index = TurnIndex(embed=embed, vectors=vectors)
+        for d in derive(index, list(turns.values()), DeriveConfig()).values():
             for ev in d.evidence:
                 if ev.rule not in ("updates", "soft_updates"):
                     continue
@@ -40,10 +44,47 @@ def links(path: str) -> list[dict]:
                 else:
                     shared = set(ev.detail["shared_terms"])
                     later = ev.detail["statement"]
-                    earlier = " … ".join(s for s in statements(a.text) if shared & said(s).terms)
+                    earlier = ev.detail.get("earlier_statement") or " … ".join(
+                        s for s in statements(a.text) if shared & said(s).terms
+                    )
                 out.append(
                     {
                         "question_id": q.question_id,
+                        "cosine": ev.detail.get("cosine"),
+                        "rule": ev.rule,
+                        "later_id": d.id,
+                        "earlier_id": a.id,
+                        "later_said_at": turns[d.id].said_at.isoformat(),
+                        "earlier_said_at": a.said_at.isoformat(),
+                        "later": later,
+                        "earlier": earlier,
+                        "label": "",
+                    }
+                )
+    return out
+
+
+def locomo_links(path: str | None, embed=None) -> list[dict]:
+    """Every derived update or soft-update link of LoCoMo's conversations (each speaker's turns
+    their own user, as ``fr bench locomo`` stores them)."""
+    from frcore.bench.locomo import load_locomo
+
+    out = []
+    vectors: dict = {}
+    for conv in load_locomo(path).conversations:
+        turns = {t.dia_id: Turn(t.dia_id, t.text, t.said_at, t.speaker) for t in conv.turns if t.text.strip()}
+        index = TurnIndex(embed=embed, vectors=vectors)
+        for d in derive(index, list(turns.values()), DeriveConfig()).values():
+            for ev in d.evidence:
+                if ev.rule not in ("updates", "soft_updates"):
+                    continue
+                a = turns[str(ev.target)]
+                later = ev.detail["claim"] if ev.rule == "updates" else ev.detail["statement"]
+                earlier = ev.detail["earlier_claim"] if ev.rule == "updates" else ev.detail["earlier_statement"]
+                out.append(
+                    {
+                        "question_id": conv.sample_id,
+                        "cosine": ev.detail.get("cosine"),
                         "rule": ev.rule,
                         "later_id": d.id,
                         "earlier_id": a.id,
@@ -63,15 +104,30 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--per-rule", type=int, default=60)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", required=True)
+    p.add_argument("--embedder", default="minilm", help="minilm (default) or none (words only)")
+    p.add_argument("--locomo", default=None, help="also LoCoMo's conversations: a file, or 'default'")
     a = p.parse_args(argv)
-    every = links(a.data)
+    embed = None
+    if a.embedder != "none":
+        from frcore.bench._inputs import make_embedder
+
+        embed = make_embedder(a.embedder).embed
+    every = links(a.data, embed)
+    if a.locomo:
+        every += locomo_links(None if a.locomo == "default" else a.locomo, embed)
     rng = random.Random(a.seed)
     sample = []
     for rule in ("updates", "soft_updates"):
         pool = [x for x in every if x["rule"] == rule]
         sample += rng.sample(pool, min(a.per_rule, len(pool)))
     counts = {r: sum(x["rule"] == r for x in every) for r in ("updates", "soft_updates")}
-    doc = {"source": a.data, "seed": a.seed, "links_derived": counts, "links": sample}
+    doc = {
+        "source": [a.data] + ([a.locomo] if a.locomo else []),
+        "embedder": a.embedder,
+        "seed": a.seed,
+        "links_derived": counts,
+        "links": sample,
+    }
     with open(a.out, "w") as f:
         json.dump(doc, f, indent=1, ensure_ascii=False)
     print(f"{len(sample)} of {sum(counts.values())} links ({counts}) -> {a.out}")

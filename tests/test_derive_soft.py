@@ -19,7 +19,14 @@ def _t(i: str, text: str, day: str) -> Turn:
     return Turn(i, text, dt.datetime.fromisoformat(day))
 
 
-def _derive(turns, cfg=None):
+SOFT = DeriveConfig(soft_updates=True)
+
+
+def _turn_fact(t: Turn) -> dict:
+    return {"id": t.id, "text": t.text, "said_at": t.said_at.isoformat(), "kind": "turn"}
+
+
+def _derive(turns, cfg=SOFT):
     return derive(TurnIndex(), turns, cfg)
 
 
@@ -73,6 +80,7 @@ def test_a_term_said_in_many_earlier_turns_is_not_rare_and_links_nothing():
 
 def test_the_soft_rule_switched_off_links_nothing():
     assert _derive(SNEAKERS, DeriveConfig(soft_updates=False))["b"].empty
+    assert _derive(SNEAKERS, DeriveConfig())["b"].empty  # off by default
 
 
 def _many_updates(n: int) -> list[Turn]:
@@ -163,32 +171,27 @@ def test_a_linked_raw_turn_is_not_typed_by_its_link():
     from frcore.bank import Bank
     from frcore.bench import SYSTEMS
 
-    bank = Bank.open(":memory:", embedder="hash", derive=True)
+    bank = Bank.open(":memory:", embedder="hash", derive=SOFT)
     bank.add([{"id": t.id, "text": t.text, "said_at": t.said_at.isoformat(), "kind": "turn"} for t in SNEAKERS])
-    cfg = SYSTEMS["fr-plus-derived"].pipeline
+    cfg = SYSTEMS["fr-plus-derived-soft-updates"].pipeline
     got = bank.query("where are my old sneakers", at="2023-07-01", intent="upcoming", config=cfg)
     assert set(got.ids) == {"a", "b"}
     assert got.ids == ["b", "a"]  # newest first
     bank.close()
 
 
-def test_explain_shows_a_soft_update_with_its_evidence(tmp_path, capsys):
-    import json
+def test_explain_shows_a_soft_update_with_its_evidence():
+    from frcore.bank import Bank
+    from frcore.bank.cli import derivation_lines
 
-    from frcore.cli import main
-
-    facts = tmp_path / "t.jsonl"
-    facts.write_text(
-        "\n".join(
-            json.dumps({"id": t.id, "text": t.text, "said_at": t.said_at.isoformat(), "kind": "turn"}) for t in SNEAKERS
-        )
-    )
-    db = str(tmp_path / "s.db")
-    assert main(["bank", "init", db, "--embedder", "hash"]) == 0
-    assert main(["bank", "add", db, str(facts), "--derive"]) == 0
-    assert main(["bank", "explain", db, "where are my old sneakers", "--at", "2023-07-01"]) == 0
-    out = capsys.readouterr().out
-    assert "derived tentative_for a (rule soft_updates)" in out and "cue 'currently'" in out
+    bank = Bank.open(":memory:", embedder="hash", derive=SOFT)
+    bank.add([_turn_fact(t) for t in SNEAKERS])
+    res = bank.explain("where are my old sneakers", at="2023-07-01")
+    (b,) = [r for r in res.results if r["id"] == "b"]
+    lines = derivation_lines(b["derivation"])
+    assert b["derivation"]["reproduced"] is True
+    assert any("derived tentative_for a (rule soft_updates)" in x and "cue 'currently'" in x for x in lines)
+    bank.close()
 
 
 class _Meaning:
@@ -222,10 +225,10 @@ def test_with_an_embedder_a_link_needs_statements_of_the_same_meaning():
 
 def test_the_meaning_test_gates_soft_updates_too_and_embeds_each_statement_once():
     m = _Meaning("nothing")
-    assert derive(TurnIndex(embed=m.embed), SNEAKERS)["b"].empty
+    assert derive(TurnIndex(embed=m.embed), SNEAKERS, SOFT)["b"].empty
     m = _Meaning("sneakers")
     index = TurnIndex(embed=m.embed)
-    assert derive(index, SNEAKERS)["b"].links == {"tentative_for": ("a",)}
+    assert derive(index, SNEAKERS, SOFT)["b"].links == {"tentative_for": ("a",)}
     texts = [t for call in m.calls for t in call]
     assert len(texts) == len(set(texts)) and set(index.vectors) == set(texts)
 
@@ -244,3 +247,39 @@ def test_the_meaning_threshold_is_the_documented_one(monkeypatch):
     assert derive(TurnIndex(embed=embed), turns)["b"].empty
     monkeypatch.setattr(rules, "SAME_ATTRIBUTE_COSINE", 0.5)
     assert derive(TurnIndex(embed=embed), turns)["b"].links == {"supersedes": ("a",)}
+
+
+def _links(bank) -> dict:
+    return {e.id: {k: tuple(v) for k, v in e.links.items()} for e in bank.store.edges(user=bank.user) if e.links}
+
+
+def test_the_kept_turn_index_derives_as_the_whole_history_does():
+    """Turns added one at a time (the index kept and grown across adds) get the links one batch
+    of all of them gets."""
+    from frcore.bank import Bank
+
+    turns = [*_many_updates(5), *SNEAKERS]
+    one = Bank.open(":memory:", embedder="hash", derive=SOFT)
+    one.add([_turn_fact(t) for t in turns])
+    each = Bank.open(":memory:", embedder="hash", derive=SOFT)
+    for t in sorted(turns, key=lambda t: t.said_at):
+        each.add([_turn_fact(t)])
+    assert each._turn_cache is not None  # kept across adds
+    assert _links(each) == _links(one) and _links(one)
+    one.close()
+    each.close()
+
+
+def test_a_write_by_another_handle_is_read_before_deriving(tmp_path):
+    """The kept index belongs to one store version: a turn another handle stored is seen."""
+    from frcore.bank import Bank
+
+    path = str(tmp_path / "b.db")
+    first = Bank.open(path, embedder="hash", derive=True)
+    first.add([_turn_fact(_t("x", "I watered the balcony plants.", "2023-01-01"))])
+    second = Bank.open(path, embedder="hash", derive=True)
+    second.add([_turn_fact(_many_updates(1)[0])])  # e0: "I've tried 0 different Korean restaurants."
+    first.add([_turn_fact(_t("z", "I've tried 40 different Korean restaurants.", "2023-03-01"))])
+    assert _links(first)["z"] == {"supersedes": ("e0",)}
+    first.close()
+    second.close()

@@ -242,6 +242,8 @@ class Bank:
         self.derive: DeriveConfig | None = DeriveConfig() if derive is True else (derive or None)
         self._turn_memo: dict = {}  # (id, text) → a turn's reading by derivation (texts never change)
         self._statement_vectors: dict = {}  # statement → unit vector, for derivation's meaning test
+        self._turn_cache: tuple | None = None  # (store version, TurnIndex of the user's stored turns)
+        self._turn_pending: tuple | None = None  # (version derived against, index with the batch's turns)
         if self.ann is not None and int(embedder.dim) % self.ann.pq_dims:
             raise ValueError(f"ann.pq_dims: {self.ann.pq_dims} does not divide the embedder's dimension {embedder.dim}")
         spec = (
@@ -421,16 +423,28 @@ class Bank:
         vectors = prep.vectors
         if vectors is None and not self.store.readonly:  # prepared by a worker without the embedder
             vectors = self._embed_records(prep.batch.records)
+        pending, self._turn_pending = self._turn_pending, None
         added = self.store.add_facts(prep.batch, vectors=vectors, ann=self.ann)
         self._views.clear()
         self._rows.clear()
+        if pending is not None and self.store.version() == pending[0] + 1:  # this add was the only write
+            self._turn_cache = (pending[0] + 1, pending[1])
         return added
 
     def _derived(self, batch, cfg: DeriveConfig):
         """``batch`` with its raw turns' derived metadata (:func:`frcore.bank.derive.derive_records`)
-        against the user's stored turns (each turn's reading kept across adds)."""
-        index = turn_index(self.store.edges(user=self.user), self._turn_memo, *self._derive_embedding())
+        against the user's stored turns. The index of those turns is kept across adds and grows
+        with each batch derived here: it is read again from the store only when the store changed
+        otherwise (an erase, a retraction, another process), so an add costs what its own turns
+        cost, whatever the bank's size."""
+        version = self.store.version()
+        cached, self._turn_cache = self._turn_cache, None
+        if cached is not None and cached[0] == version:
+            index = cached[1]
+        else:
+            index = turn_index(self.store.edges(user=self.user), self._turn_memo, *self._derive_embedding())
         records, _ = derive_records(batch.records, index, cfg)
+        self._turn_pending = (version, index)
         if len(self._turn_memo) > 4 * sum(map(len, index.entries.values())) + 10_000:  # erased turns' readings
             self._turn_memo.clear()
             self._statement_vectors.clear()

@@ -235,18 +235,25 @@ def _systems() -> dict[str, System]:
     # event has passed stays admitted (docs/derive.md, "Ranking raw turns").
     derived = PipelineConfig(turn_supersession="order", turn_expiry="keep", score=ScoreConfig(untyped_upcoming=True))
     add("fr-derived", derived, "FR-full on lifecycle metadata derived from raw turns", derive=DeriveConfig())
+    plus_derived = replace(
+        plus,
+        turn_supersession="order",
+        turn_expiry="keep",
+        score=replace(plus.score, untyped_upcoming=True),
+        propagation=0.0,
+    )
     add(
         "fr-plus-derived",
-        replace(
-            plus,
-            turn_supersession="order",
-            turn_expiry="keep",
-            score=replace(plus.score, untyped_upcoming=True),
-            propagation=0.0,
-        ),
+        plus_derived,
         "fr-plus on lifecycle metadata derived from raw turns (derived links order raw turns; "
         "they carry no similarity)",
         derive=DeriveConfig(),
+    )
+    add(
+        "fr-plus-derived-soft-updates",
+        plus_derived,
+        'fr-plus-derived with the soft-update rule on (off by default: docs/derive.md, "Soft updates")',
+        derive=DeriveConfig(soft_updates=True),
     )
     add(
         "fr-derived-mask",
@@ -260,7 +267,7 @@ def _systems() -> dict[str, System]:
         "fr-derived with raw turns whose event has passed masked (expired) as every edge",
         derive=DeriveConfig(),
     )
-    for rule in ("updates", "retractions", "tentative", "event_times", "soft_updates"):
+    for rule in ("updates", "retractions", "tentative", "event_times"):
         add(
             f"fr-derived-no-{rule.replace('_', '-')}",
             derived,

@@ -63,18 +63,21 @@ RETRACTION_CUES: tuple[str, ...] = (
 
 @dataclass(frozen=True)
 class DeriveConfig:
-    """Which derivation rules run (docs/derive.md); ``DeriveConfig()`` runs every rule."""
+    """Which derivation rules run (docs/derive.md); ``DeriveConfig()`` runs every rule but the
+    soft updates."""
 
     updates: bool = True
     retractions: bool = True
     tentative: bool = True
     event_times: bool = True
-    soft_updates: bool = True
+    #: off by default: on the first LongMemEval development part 14 of its 49 links were right
+    #: and no knowledge-update question gained (docs/derive.md, "Soft updates")
+    soft_updates: bool = False
 
     def name(self) -> str:
-        rules = ("updates", "retractions", "tentative", "event_times", "soft_updates")
-        off = [n for n in rules if not getattr(self, n)]
-        return "all" if not off else "no-" + "-".join(o.replace("_", "-") for o in off)
+        off = [n for n in ("updates", "retractions", "tentative", "event_times") if not getattr(self, n)]
+        name = "all" if not off else "no-" + "-".join(o.replace("_", "-") for o in off)
+        return name + "+soft-updates" if self.soft_updates else name
 
 
 @dataclass(frozen=True)
