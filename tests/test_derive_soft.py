@@ -283,3 +283,34 @@ def test_a_write_by_another_handle_is_read_before_deriving(tmp_path):
     assert _links(first)["z"] == {"supersedes": ("e0",)}
     first.close()
     second.close()
+
+
+def test_i_cancelled_retracts_the_plan_it_names():
+    turns = [
+        _t("a", "I booked a weekend cabin at Lake Tahoe for my anniversary.", "2023-05-01"),
+        _t("n", "I watered the balcony plants this morning.", "2023-05-02"),
+        _t("b", "I cancelled the cabin at Lake Tahoe, the weather looks bad.", "2023-05-10"),
+    ]
+    got = _derive(turns)["b"]
+    assert got.links == {"retracts": ("a",)}
+    assert got.evidence[0].detail["object_key_words"] == ["cabin"]
+
+
+def test_we_called_off_retracts_and_a_cancellation_without_a_match_retracts_nothing():
+    turns = [
+        _t("a", "We're throwing a surprise party for my sister on Saturday.", "2023-05-01"),
+        _t("b", "We called off the surprise party, she found out.", "2023-05-03"),
+        _t("c", "I cancelled my gym membership.", "2023-05-04"),
+    ]
+    got = _derive(turns)
+    assert got["b"].links == {"retracts": ("a",)}
+    assert "retracts" not in got["c"].links  # no earlier turn names the gym membership
+
+
+def test_a_rescheduled_plan_gets_its_new_day_as_event_time():
+    (got,) = _derive([_t("a", "My dentist appointment was rescheduled to June 3.", "2023-05-10")]).values()
+    assert got.event_time == dt.datetime(2023, 6, 3, 12)
+    (got,) = _derive([_t("a", "Our family trip to Denver was moved to May 20.", "2023-05-10")]).values()
+    assert got.event_time == dt.datetime(2023, 5, 20, 12)  # "trip" is the future marker
+    (got,) = _derive([_t("a", "My team meeting got postponed until next Tuesday.", "2023-05-10")]).values()
+    assert got.event_time == dt.datetime(2023, 5, 16, 12)  # 2023-05-10 is a Wednesday

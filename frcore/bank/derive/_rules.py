@@ -58,6 +58,8 @@ RETRACTION_CUES: tuple[str, ...] = (
     "forget what i said about", "forget about", "forget that", "scratch that", "never mind",
     "ignore what i said about", "disregard what i said about", "disregard", "i take that back",
     "that's not true", "that is not true", "that was wrong", "i was wrong about",
+    "i cancelled", "i canceled", "i've cancelled", "i've canceled", "i had to cancel", "we cancelled",
+    "we canceled", "we had to cancel", "i called off", "we called off",
 )  # fmt: skip
 
 

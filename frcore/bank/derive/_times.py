@@ -33,7 +33,7 @@ MAX_COUNT = (_dt.date.max - _dt.date.min).days
 #: Words that make a bare date or "on <weekday>" an event ahead (docs/derive.md).
 FUTURE_MARKERS = re.compile(
     r"\b(will|going to|gonna|plan to|planning|scheduled|booked|due|upcoming|coming up|appointment|"
-    r"deadline|flight|reservation|trip|meeting|have to|need to)\b|'ll\b",
+    r"deadline|flight|reservation|trip|meeting|have to|need to|rescheduled|postponed|pushed back)\b|'ll\b",
     re.I,
 )
 
