@@ -196,18 +196,18 @@ class Prepared:
     def typed(self) -> np.ndarray:
         """(n,) bool: the row carries lifecycle metadata — a typed fact (``kind == "fact"``), or a
         slot, an event time, or a link (as source or target: a row of :attr:`related`'s link
-        pairs; a slot pair's rows have slots) — links type a row that is not an
-        :attr:`evidence_turn` only (a raw turn's link orders it, it does not make it a fact). The
+        pairs; a slot pair's rows have slots) — an event time or a link types a row that is not
+        an :attr:`evidence_turn` only (a raw turn's event time and links order it and place it in
+        time; they do not make it a fact that ``upcoming`` requires to lie ahead). The
         kernel's ``typed`` input: with ``ScoreConfig.untyped_upcoming``, ``upcoming`` admits the
         other rows (raw turns) without an event ahead."""
         if self._typed is None:
-            typed = self.fact | ~np.isnan(self.hours_to_event)
-            typed |= np.fromiter((s is not None for s in self.slots), dtype=bool, count=self.n)
+            typed = self.fact | np.fromiter((s is not None for s in self.slots), dtype=bool, count=self.n)
+            stated = ~np.isnan(self.hours_to_event)
             if self.related is not None:
-                linked = np.zeros(self.n, dtype=bool)
                 for rows in self.related:
-                    linked[np.asarray(rows, dtype=np.int64)] = True
-                typed |= linked & ~self.evidence_turn
+                    stated[np.asarray(rows, dtype=np.int64)] = True
+            typed |= stated & ~self.evidence_turn
             self._typed = typed
         return self._typed
 

@@ -172,8 +172,9 @@ def _question_stages(
     window = question.window if (config.time_window and question is not None) else None
     if window is not None:
         before = cand
+        said = np.asarray(prep.said_at_h, dtype=np.float64)
         cand, sig, inside = time_window(
-            prep.times, window, cand, sig, sigma_of, alive, alive_idx, config.n_forced or config.n_cosine
+            (prep.times, said), window, cand, sig, sigma_of, alive, alive_idx, config.n_forced or config.n_cosine
         )
         added = np.setdiff1d(cand, before, assume_unique=True)
         if added.size:
