@@ -69,18 +69,21 @@ def one_batch(paths: list[str], size: int) -> list:
 
 
 def sizes(a) -> dict:
-    """µs per turn of derivation alone, one batch of each size (best of ``a.repeats``)."""
+    """µs per turn of the rules alone (:func:`frcore.bank.derive.derive` on the batch's user
+    turns, the prompt-injection guard's verdicts taken first, as the store takes them), one batch
+    of each size (best of ``a.repeats``)."""
+    from frcore.bank.derive import derive, is_user_turn
+    from frcore.bank.derive._records import turn_of
+
     paths = [a.data, *a.more]
     got = {}
     for size in (int(x) for x in a.sizes.split(",")):
-        recs = one_batch(paths, size)
-        for r in recs:
-            injection_finding(r)
+        turns = [turn_of(r) for r in one_batch(paths, size) if is_user_turn(r)]
         best = float("inf")
         links = 0
         for _ in range(a.repeats):
             t = time.perf_counter()
-            _, d = derive_records(recs, TurnIndex(), DeriveConfig())
+            d = derive(TurnIndex(soft=False), turns, DeriveConfig())
             best = min(best, time.perf_counter() - t)
             links = sum(len(v) for x in d.values() for v in x.links.values())
         got[str(size)] = {
@@ -124,7 +127,7 @@ def main(argv: list[str] | None = None) -> None:
     for _ in range(a.repeats):
         t = time.perf_counter()
         for recs in records:
-            derive_records(recs, TurnIndex(), DeriveConfig())
+            derive_records(recs, TurnIndex(soft=False), DeriveConfig())
         derive_s = min(derive_s, time.perf_counter() - t)
         for derive, best in ((None, "plain"), (True, "derived")):
             t = time.perf_counter()

@@ -223,3 +223,34 @@ def test_seasons_at_the_ends_of_the_calendar():
     assert question_time("Where will I go next summer?", LATE_9999) is None
     assert question_time("What did I do last summer?", EARLY_1) is None
     assert question_time("What did I do this winter?", EARLY_1) is None  # December 0000 to February 0001
+
+
+def test_a_bank_deriving_hostile_time_words_stores_every_turn(tmp_path):
+    """``fr bank add --derive`` on turns with absurd time words: exit 0, every turn stored, no
+    event time outside the range (the failure the issue reports was a traceback)."""
+    import json
+
+    from frcore.bank import Bank
+    from frcore.cli import main
+
+    texts = [
+        "I will go in 99999999999999999999 days.",
+        "My trip is next month, on December 31, 9999.",
+        "I'm going to retire in 5000 years.",
+        "My flight is on 0000-01-01.",
+    ]
+    facts = tmp_path / "t.jsonl"
+    facts.write_text(
+        "\n".join(
+            json.dumps({"id": f"t{i}", "text": t, "said_at": "9999-12-20T10:00:00", "kind": "turn"})
+            for i, t in enumerate(texts)
+        )
+    )
+    db = str(tmp_path / "h.db")
+    assert main(["bank", "init", db, "--embedder", "hash"]) == 0
+    assert main(["bank", "add", db, str(facts), "--derive"]) == 0
+    bank = Bank.open(db)
+    stored = {e.id: e for e in bank.store.edges(user=bank.user)}
+    assert set(stored) == {f"t{i}" for i in range(len(texts))}
+    assert all(e.event_time is None or e.event_time.year <= 9999 for e in stored.values())
+    bank.close()

@@ -442,7 +442,8 @@ class Bank:
         if cached is not None and cached[0] == version:
             index = cached[1]
         else:
-            index = turn_index(self.store.edges(user=self.user), self._turn_memo, *self._derive_embedding())
+            stored = self.store.edges(user=self.user)
+            index = turn_index(stored, self._turn_memo, *self._derive_embedding(), soft=cfg.soft_updates)
         records, _ = derive_records(batch.records, index, cfg)
         self._turn_pending = (version, index)
         if len(self._turn_memo) > 4 * sum(map(len, index.entries.values())) + 10_000:  # erased turns' readings
@@ -450,7 +451,7 @@ class Bank:
             self._statement_vectors.clear()
         return dataclasses.replace(batch, records=records)
 
-    def _derive_embedding(self) -> tuple:
+    def _derive_embedding(self) -> tuple[Callable | None, dict]:
         """(embed, its statement cache) for derivation's meaning test: the bank's embedder
         (docs/derive.md, "Same attribute, by meaning"); (None, cache) without one, or with the
         hashing embedder (its vectors are words, which the rules already read)."""
@@ -810,7 +811,8 @@ class Bank:
         if res.results:
             stored = self.store.edges(user=self.user)
             by_id = {e.id: e for e in stored}
-            index = turn_index(stored, self._turn_memo, *self._derive_embedding())
+            soft = self.derive is not None and self.derive.soft_updates
+            index = turn_index(stored, self._turn_memo, *self._derive_embedding(), soft=soft)
             for r in res.results:
                 rec = by_id.get(r["id"])
                 why = None if rec is None else explain_derivation(rec, index, self.derive)

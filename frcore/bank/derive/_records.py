@@ -29,7 +29,11 @@ def is_user_turn(rec: FactRecord, stored: bool = False) -> bool:
 
 def is_derivable(rec: FactRecord) -> bool:
     """A raw user turn carrying no lifecycle metadata of its own."""
-    return is_user_turn(rec) and rec.slot is None and rec.event_time is None and not rec.links and rec.confidence == 1.0
+    return is_user_turn(rec) and _unannotated(rec)
+
+
+def _unannotated(rec: FactRecord) -> bool:
+    return rec.slot is None and rec.event_time is None and not rec.links and rec.confidence == 1.0
 
 
 def turn_of(rec: FactRecord) -> Turn:
@@ -39,10 +43,14 @@ def turn_of(rec: FactRecord) -> Turn:
     return Turn(rec.id, rec.text, rec.said_at, f"{rec.user}\x1f{speaker}" if speaker else rec.user)
 
 
-def turn_index(records: Iterable[FactRecord], memo: dict | None = None, embed=None, vectors=None) -> TurnIndex:
+def turn_index(
+    records: Iterable[FactRecord], memo: dict | None = None, embed=None, vectors=None, soft: bool = True
+) -> TurnIndex:
     """The earlier turns derivation reads: every stored user turn (``memo``: :attr:`TurnIndex.memo`;
-    ``embed``, ``vectors``: :attr:`TurnIndex.embed`, :attr:`TurnIndex.vectors`)."""
-    return TurnIndex.build((turn_of(r) for r in records if is_user_turn(r, stored=True)), memo, embed, vectors)
+    ``embed``, ``vectors``, ``soft``: :attr:`TurnIndex.embed`, :attr:`TurnIndex.vectors`,
+    :attr:`TurnIndex.soft`)."""
+    turns = (turn_of(r) for r in records if is_user_turn(r, stored=True))
+    return TurnIndex.build(turns, memo, embed, vectors, soft)
 
 
 def derive_records(
@@ -50,8 +58,8 @@ def derive_records(
 ) -> tuple[list[FactRecord], dict[str, Derived]]:
     """The records with the metadata derived for their derivable turns (others unchanged), and
     id → :class:`Derived` of every derivable turn; ``index`` gains the batch's user turns."""
-    turns = [r for r in records if is_user_turn(r)]
-    only = {r.id for r in turns if is_derivable(r)}
+    turns = [r for r in records if is_user_turn(r)]  # the guard once per record
+    only = {r.id for r in turns if _unannotated(r)}
     got = derive(index, [turn_of(r) for r in turns], cfg, only)
     out = []
     for r in records:

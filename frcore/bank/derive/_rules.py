@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as _dt
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -51,7 +51,7 @@ MAX_SOFT_LINKS = 3
 SAME_ATTRIBUTE_COSINE = 0.7
 #: Bounds of the search for earlier turns: the most recent postings of a key word read by the
 #: update rule, and the most recent earlier turns read by a retraction.
-MAX_POSTINGS = 256
+MAX_POSTINGS = 32
 RETRACTION_WINDOW = 256
 #: Retraction openers (docs/derive.md, "Retractions"); the object is what follows.
 RETRACTION_CUES: tuple[str, ...] = (
@@ -191,14 +191,27 @@ class TurnIndex:
     embed: Callable[[list[str]], Any] | None = None
     #: statement → unit vector, each statement embedded once (kept across indexes, like ``memo``)
     vectors: dict[str, np.ndarray] = field(default_factory=dict)
+    #: whether the index keeps what the soft-update rule reads (statements' terms, rare lists)
+    soft: bool = True
 
     @classmethod
     def build(
-        cls, turns: Iterable[Turn], memo: dict | None = None, embed=None, vectors: dict | None = None
+        cls,
+        turns: Iterable[Turn],
+        memo: dict | None = None,
+        embed=None,
+        vectors: dict | None = None,
+        soft: bool = True,
     ) -> TurnIndex:
         """An index of ``turns``; ``memo`` (another index's) saves reading a turn twice; ``embed``
-        (and its cache ``vectors``) gives the update rules the meaning test of "same attribute"."""
-        idx = cls(memo=memo if memo is not None else {}, embed=embed, vectors=vectors if vectors is not None else {})
+        (and its cache ``vectors``) gives the update rules the meaning test of "same attribute";
+        ``soft``: keep what the soft-update rule reads."""
+        idx = cls(
+            memo=memo if memo is not None else {},
+            embed=embed,
+            vectors=vectors if vectors is not None else {},
+            soft=soft,
+        )
         for t in turns:
             idx.add(t)
         return idx
@@ -209,8 +222,11 @@ class TurnIndex:
         got = self.memo.get(key)
         if got is None:
             states, retractions = _reading(turn.text)
-            got = Reading(states, retractions, [claims(s) for s in states], [said(s) for s in states])
+            what = [said(s) for s in states] if self.soft else []
+            got = Reading(states, retractions, [claims(s) for s in states], what)
             self.memo[key] = got
+        elif self.soft and len(got.said) != len(got.statements):  # read before without the soft rule
+            got = self.memo[key] = replace(got, said=[said(s) for s in got.statements])
         return got
 
     def add(self, turn: Turn) -> None:
@@ -224,7 +240,7 @@ class TurnIndex:
         for j, c in enumerate(cl):
             for k in c.keys:
                 post[k].append((e, j))
-        for t in frozenset().union(*(x.terms for x in r.said)):
+        for t in frozenset().union(*(x.terms for x in r.said)) if self.soft else ():
             turns = rare.setdefault(t, [])
             if turns is not None:
                 turns.append(e)
@@ -446,6 +462,8 @@ def derive(
     ``said_at``, those sharing one derived against the same earlier turns, then all added to
     ``index``. Returns id → :class:`Derived`."""
     cfg = cfg or DeriveConfig()
+    if cfg.soft_updates and not index.soft:
+        raise ValueError("derive: the soft-update rule needs a TurnIndex built with soft=True")
     out: dict[str, Derived] = {}
     by_time: dict[_dt.datetime, list[Turn]] = defaultdict(list)
     for t in turns:
