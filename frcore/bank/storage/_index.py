@@ -50,6 +50,7 @@ import mmap
 import os
 import secrets
 import shutil
+import stat
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -561,12 +562,20 @@ class BankIndex:
         """Overwrite rows ``start …`` (of ``dim`` floats) of ``vectors.f32``, to its end, with zeros, synced."""
         path = self.dir / VECTORS
         try:
-            size = path.stat().st_size
+            fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW)  # a symbolic link is never followed
         except FileNotFoundError:
             return
+        except OSError:  # a link (ELOOP) or not openable: removed, never written through
+            with contextlib.suppress(OSError):
+                if path.is_symlink():
+                    os.unlink(path)
+            return
         offset = start * dim * 4
-        fd = os.open(path, os.O_RDWR)
         try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                return
+            size = st.st_size
             chunk = b"\0" * (1 << 20)
             while offset < size:
                 offset += os.pwrite(fd, chunk[: min(len(chunk), size - offset)], offset)
@@ -701,28 +710,44 @@ def _check_postings(d: Path, n: int, arr: Callable[[str], np.ndarray]) -> None:
 
 
 def _scrub(d: Path) -> None:
-    """Overwrite every file of ``d`` with zeros (synced), then delete ``d``."""
-    if not d.exists():
+    """Overwrite every regular file of ``d`` with zeros (synced), then delete ``d``. A symbolic
+    link — ``d`` itself or an entry of it — is removed, never followed: nothing outside the bank's
+    index folder is written."""
+    if d.is_symlink():
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(d)
+        return
+    if not d.is_dir():
         return
     for f in d.iterdir():
-        _zero_file(f)
+        if f.is_symlink():
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(f)
+        else:
+            _zero_file(f)
     shutil.rmtree(d, ignore_errors=True)
 
 
 def _zero_file(f: Path) -> None:
-    """Overwrite the file ``f`` with zeros, synced (nothing when it cannot be opened)."""
+    """Overwrite the regular file ``f`` with zeros, synced; nothing when it cannot be opened, is
+    not a regular file, or is a symbolic link (never followed: its target is not the bank's)."""
     try:
-        size = f.stat().st_size
-        with open(f, "r+b") as fh:
-            chunk = b"\0" * (1 << 20)
-            left = size
-            while left > 0:
-                fh.write(chunk[: min(left, len(chunk))])
-                left -= min(left, len(chunk))
-            fh.flush()
-            os.fsync(fh.fileno())
+        fd = os.open(f, os.O_RDWR | os.O_NOFOLLOW)
+    except OSError:
+        return
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return
+        chunk = b"\0" * (1 << 20)
+        left = st.st_size
+        while left > 0:
+            left -= os.write(fd, chunk[: min(left, len(chunk))])
+        os.fsync(fd)
     except OSError:
         pass
+    finally:
+        os.close(fd)
 
 
 def _scrub_ann(folder: Path, keep: Sequence[str] = ()) -> None:
