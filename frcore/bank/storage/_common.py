@@ -14,6 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from ..guard import instruction_rule
 from ..records import (
     OWNER,
     FactRecord,
@@ -147,6 +148,10 @@ def _check_text_arg(value: Any, name: str, what: str) -> None:
         value.encode("utf-8")
     except UnicodeEncodeError:
         raise StoreError(f"{what}: {name} {value!r}: not valid Unicode (unpaired surrogate)") from None
+    if name == "reason":  # kept and shown back (MCP history): never an instruction to the model
+        rule = instruction_rule(value)
+        if rule is not None:
+            raise StoreError(f"{what}: reason: reads as an instruction to the model (rule {rule}); nothing recorded")
 
 
 def id_hash(edge_id: str, salt: bytes) -> str:
