@@ -352,9 +352,19 @@ def test_distillation_mask_is_the_spec_rule(lifecycle, exemption, untyped_upcomi
         np.testing.assert_array_equal(kernel, want, err_msg=intent.name)
 
 
-def test_typed_rows_carry_lifecycle_metadata():
-    """Prepared.typed: a fact, or a row with a slot, an event time or a link (as its source or
-    its target) is typed; a raw turn with none of these is not."""
+@pytest.mark.parametrize(
+    "kinds, want",
+    [
+        # raw turns: an event time or a link orders them, it does not type them (evidence turns)
+        (["fact", "turn", "turn", "turn", "turn", "turn"], [True, True, False, False, False, False]),
+        # rows that are not raw turns: an event time or a link (source or target) types them
+        (["fact", "fact", "fact", "fact", "fact", "turn"], [True, True, True, True, True, False]),
+    ],
+)
+def test_typed_rows_carry_lifecycle_metadata(kinds, want):
+    """Prepared.typed: a fact, or a row with a slot, is typed; an event time or a link (as its
+    source or its target) types a row that is not a raw turn; a raw turn with none of these is
+    not typed (docs/derive.md, "Ranking raw turns")."""
     from frcore.bank.pipeline import Prepared, related_pairs
 
     ids = ["fact", "slotted", "event", "linker", "linked", "raw"]
@@ -372,9 +382,9 @@ def test_typed_rows_carry_lifecycle_metadata():
         eligible=np.ones(6, bool),
         at_h=10.0,
         related=related_pairs(slots, said, links, {x: i for i, x in enumerate(ids)}),
-        kinds=["fact", "turn", "turn", "turn", "turn", "turn"],
+        kinds=kinds,
     )
-    np.testing.assert_array_equal(prep.typed, [True, True, True, True, True, False])
+    np.testing.assert_array_equal(prep.typed, want)
 
 
 @pytest.mark.parametrize("untyped_upcoming", [False, True])

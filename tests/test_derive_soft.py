@@ -264,7 +264,7 @@ def test_the_kept_turn_index_derives_as_the_whole_history_does():
     each = Bank.open(":memory:", embedder="hash", derive=SOFT)
     for t in sorted(turns, key=lambda t: t.said_at):
         each.add([_turn_fact(t)])
-    assert each._turn_cache is not None  # kept across adds
+    assert each._deriver._kept is not None  # kept across adds
     assert _links(each) == _links(one) and _links(one)
     one.close()
     each.close()

@@ -18,7 +18,7 @@ from .._params import LifecycleParams, default_params, validate_params
 from .._time import now, parse_time_arg
 from .._types import STATE_NAMES
 from ._ingest import EMBED_CHUNK, ReadyBatch, collector_paused, embed_records
-from .derive import DeriveConfig, derive_records, explain_derivation, turn_index
+from .derive import DeriveConfig, Deriver, explain_derivation
 from .pipeline import (
     FR_BANK_PIPELINE,
     PipelineConfig,
@@ -240,10 +240,10 @@ class Bank:
             raise ValueError("ann: an approximate index needs the bank's index (index=True)")
         #: the derivation rules applied to raw turns as they are added (docs/derive.md), ``None``: none
         self.derive: DeriveConfig | None = DeriveConfig() if derive is True else (derive or None)
-        self._turn_memo: dict = {}  # (id, text) → a turn's reading by derivation (texts never change)
-        self._statement_vectors: dict = {}  # statement → unit vector, for derivation's meaning test
-        self._turn_cache: tuple | None = None  # (store version, TurnIndex of the user's stored turns)
-        self._turn_pending: tuple | None = None  # (version derived against, index with the batch's turns)
+        # the meaning test uses the bank's embedder, unless it is the hashing one (its vectors are
+        # words, which the rules already read; docs/derive.md, "Same attribute, by meaning")
+        words_only = str(embedder.name).startswith("hash")
+        self._deriver = Deriver(self.derive or DeriveConfig(), None if words_only else embedder.embed)
         if self.ann is not None and int(embedder.dim) % self.ann.pq_dims:
             raise ValueError(f"ann.pq_dims: {self.ann.pq_dims} does not divide the embedder's dimension {embedder.dim}")
         spec = (
@@ -423,41 +423,18 @@ class Bank:
         vectors = prep.vectors
         if vectors is None and not self.store.readonly:  # prepared by a worker without the embedder
             vectors = self._embed_records(prep.batch.records)
-        pending, self._turn_pending = self._turn_pending, None
         added = self.store.add_facts(prep.batch, vectors=vectors, ann=self.ann)
         self._views.clear()
         self._rows.clear()
-        if pending is not None and self.store.version() == pending[0] + 1:  # this add was the only write
-            self._turn_cache = (pending[0] + 1, pending[1])
+        if self.derive is not None:
+            self._deriver.stored(self.store.version())
         return added
 
     def _derived(self, batch, cfg: DeriveConfig):
-        """``batch`` with its raw turns' derived metadata (:func:`frcore.bank.derive.derive_records`)
-        against the user's stored turns. The index of those turns is kept across adds and grows
-        with each batch derived here: it is read again from the store only when the store changed
-        otherwise (an erase, a retraction, another process), so an add costs what its own turns
-        cost, whatever the bank's size."""
-        version = self.store.version()
-        cached, self._turn_cache = self._turn_cache, None
-        if cached is not None and cached[0] == version:
-            index = cached[1]
-        else:
-            stored = self.store.edges(user=self.user)
-            index = turn_index(stored, self._turn_memo, *self._derive_embedding(), soft=cfg.soft_updates)
-        records, _ = derive_records(batch.records, index, cfg)
-        self._turn_pending = (version, index)
-        if len(self._turn_memo) > 4 * sum(map(len, index.entries.values())) + 10_000:  # erased turns' readings
-            self._turn_memo.clear()
-            self._statement_vectors.clear()
-        return dataclasses.replace(batch, records=records)
-
-    def _derive_embedding(self) -> tuple[Callable | None, dict]:
-        """(embed, its statement cache) for derivation's meaning test: the bank's embedder
-        (docs/derive.md, "Same attribute, by meaning"); (None, cache) without one, or with the
-        hashing embedder (its vectors are words, which the rules already read)."""
-        words_only = self.embedder is None or str(self.embedder.name).startswith("hash")
-        embed = None if words_only else self.embedder.embed
-        return embed, self._statement_vectors
+        """``batch`` with its raw turns' derived metadata (:class:`frcore.bank.derive.Deriver`:
+        against the user's stored turns, the index of them kept across adds)."""
+        stored = functools.partial(self.store.edges, user=self.user)
+        return dataclasses.replace(batch, records=self._deriver.derive(batch.records, self.store.version(), stored))
 
     def update_ann(self, complete: bool = True) -> bool:
         """Build or extend the approximate index now (``complete``: over every row, even when
@@ -811,8 +788,7 @@ class Bank:
         if res.results:
             stored = self.store.edges(user=self.user)
             by_id = {e.id: e for e in stored}
-            soft = self.derive is not None and self.derive.soft_updates
-            index = turn_index(stored, self._turn_memo, *self._derive_embedding(), soft=soft)
+            index = self._deriver.index(stored)
             for r in res.results:
                 rec = by_id.get(r["id"])
                 why = None if rec is None else explain_derivation(rec, index, self.derive)

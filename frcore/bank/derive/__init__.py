@@ -8,6 +8,7 @@ own time words (a window, an order, a duration) with the same table of time expr
 """
 
 from ._records import (
+    Deriver as Deriver,
     derive_records as derive_records,
     explain_derivation as explain_derivation,
     is_derivable as is_derivable,

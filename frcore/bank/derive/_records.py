@@ -92,3 +92,45 @@ def explain_derivation(rec: FactRecord, index: TurnIndex, cfg: DeriveConfig | No
     if d.empty and not stored_links and rec.event_time is None and rec.confidence == 1.0:
         return None
     return {"reproduced": reproduced, "evidence": [e.to_dict() for e in d.evidence]}
+
+
+class Deriver:
+    """A bank's derivation state (docs/derive.md): the readings of its turns and the vectors of
+    their statements (each computed once), and the index of the user's stored turns, kept across
+    adds and grown with each batch derived — read again from the store only when the store
+    changed otherwise (an erase, a retraction, another process), so an add costs what its own
+    turns cost, whatever the bank's size.
+
+    ``embed``: the meaning test's embedder (``None``: the rules read words only)."""
+
+    def __init__(self, cfg: DeriveConfig, embed=None) -> None:
+        self.cfg = cfg
+        self.embed = embed
+        self.memo: dict = {}  # (id, text) → a turn's reading (texts never change)
+        self.vectors: dict = {}  # statement → unit vector
+        self._kept: tuple[int, TurnIndex] | None = None  # (store version, index of its stored turns)
+        self._pending: tuple[int, TurnIndex] | None = None  # (version derived against, index with the batch)
+
+    def index(self, stored: Iterable[FactRecord]) -> TurnIndex:
+        """An index of ``stored`` (the user's stored records)."""
+        return turn_index(stored, self.memo, self.embed, self.vectors, self.cfg.soft_updates)
+
+    def derive(self, records: Sequence[FactRecord], version: int, stored) -> list[FactRecord]:
+        """``records`` with their derived metadata, against the stored turns as of store
+        ``version`` (``stored()``: the user's stored records, read only when the kept index is
+        not of that version)."""
+        kept, self._kept = self._kept, None
+        index = kept[1] if kept is not None and kept[0] == version else self.index(stored())
+        out, _ = derive_records(records, index, self.cfg)
+        self._pending = (version, index)
+        if len(self.memo) > 4 * sum(map(len, index.entries.values())) + 10_000:  # erased turns' readings
+            self.memo.clear()
+            self.vectors.clear()
+        return out
+
+    def stored(self, version: int) -> None:
+        """The batch last derived is stored, and the store is now at ``version``: its index is
+        kept when that store was written by this add alone."""
+        pending, self._pending = self._pending, None
+        if pending is not None and version == pending[0] + 1:
+            self._kept = (version, pending[1])
