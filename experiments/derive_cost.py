@@ -72,8 +72,7 @@ def sizes(a) -> dict:
     """µs per turn of the rules alone (:func:`frcore.bank.derive.derive` on the batch's user
     turns, the prompt-injection guard's verdicts taken first, as the store takes them), one batch
     of each size (best of ``a.repeats``)."""
-    from frcore.bank.derive import derive, is_user_turn
-    from frcore.bank.derive._records import turn_of
+    from frcore.bank.derive import derive, is_user_turn, turn_of
 
     paths = [a.data, *a.more]
     got = {}

@@ -15,9 +15,7 @@ import argparse
 import json
 import random
 
-from frcore.bank.derive import DeriveConfig, Turn, TurnIndex, derive
-from frcore.bank.derive._rules import said
-from frcore.bank.derive._text import statements
+from frcore.bank.derive import DeriveConfig, Turn, TurnIndex, derive, said, statements
 from frcore.bench.longmemeval import load_longmemeval
 
 
@@ -109,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     a = p.parse_args(argv)
     embed = None
     if a.embedder != "none":
-        from frcore.bench._inputs import make_embedder
+        from frcore.bench import make_embedder
 
         embed = make_embedder(a.embedder).embed
     every = links(a.data, embed)

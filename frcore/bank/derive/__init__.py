@@ -14,6 +14,7 @@ from ._records import (
     is_derivable as is_derivable,
     is_user_turn as is_user_turn,
     turn_index as turn_index,
+    turn_of as turn_of,
 )
 from ._rules import (
     CUE_CONFIDENCE as CUE_CONFIDENCE,
@@ -28,6 +29,7 @@ from ._rules import (
     TurnIndex as TurnIndex,
     derive as derive,
     derive_one as derive_one,
+    said as said,
 )
 from ._text import claims as claims, statements as statements
 from ._times import QuestionTime as QuestionTime, event_time as event_time, question_time as question_time
