@@ -3,10 +3,11 @@
 ``python -m experiments.link_sample --data ../shared/data/longmemeval/longmemeval_s_dev.json.gz
 --per-rule 60 --seed 0 --out FILE`` derives every question's user turns of a LongMemEval file
 (each history on its own, as the benchmark's banks; ``--embedder minilm``, the default, gives the
-rules their meaning test, ``--embedder none`` reads words only), draws ``--per-rule`` links of
-each link rule at random (all of them when there are fewer), and writes them with the statements that made
-them and an empty ``label`` for a person to fill in: ``update`` (the later statement changes the
-value of the same attribute), ``restatement`` (same attribute, same value) or ``wrong``.
+rules their meaning test, ``--embedder none`` reads words only; ``--soft-updates`` turns that
+rule on too), draws ``--per-rule`` links of each link rule at random (all of them when there are
+fewer), and writes them with the statements that made them and an empty ``label`` for a person
+to fill in: ``update`` (the later statement changes the value of the same attribute),
+``restatement`` (same attribute, same value) or ``wrong``.
 """
 
 from __future__ import annotations
@@ -15,54 +16,51 @@ import argparse
 import json
 import random
 
-from frcore.bank.derive import DeriveConfig, Turn, TurnIndex, derive, said, statements
+from frcore.bank.derive import DeriveConfig, Turn, TurnIndex, derive
 from frcore.bench.longmemeval import load_longmemeval
 
 
-def links(path: str, embed=None) -> list[dict]:
-    """Every derived update or soft-update link of every history in ``path`` (``embed``: the
-    meaning test's embedder, or None)."""
-    data = load_longmemeval(path, "turn", None, None)
-    out, seen = [], set()
-    vectors: dict = {}
-    for q in data.questions:
-        turns = {c.corpus_id: Turn(c.corpus_id, c.text, c.date) for c in q.corpus if c.text.strip()}
-        key = tuple(sorted(turns))
-        if key in seen:  # a history shared by two questions is derived once
-            continue
-        seen.add(key)
-        index = TurnIndex(embed=embed, vectors=vectors)
-        for d in derive(index, list(turns.values()), DeriveConfig()).values():
-            for ev in d.evidence:
-                if ev.rule not in ("updates", "soft_updates"):
-                    continue
-                a = turns[str(ev.target)]
-                if ev.rule == "updates":
-                    later, earlier = ev.detail["claim"], ev.detail["earlier_claim"]
-                else:
-                    shared = set(ev.detail["shared_terms"])
-                    later = ev.detail["statement"]
-                    earlier = ev.detail.get("earlier_statement") or " … ".join(
-                        s for s in statements(a.text) if shared & said(s).terms
-                    )
-                out.append(
-                    {
-                        "question_id": q.question_id,
-                        "cosine": ev.detail.get("cosine"),
-                        "rule": ev.rule,
-                        "later_id": d.id,
-                        "earlier_id": a.id,
-                        "later_said_at": turns[d.id].said_at.isoformat(),
-                        "earlier_said_at": a.said_at.isoformat(),
-                        "later": later,
-                        "earlier": earlier,
-                        "label": "",
-                    }
-                )
+def _rows(source: str, turns: dict[str, Turn], index: TurnIndex, cfg: DeriveConfig | None) -> list[dict]:
+    """One row per update or soft-update link derived over ``turns`` (one history), unlabelled."""
+    out = []
+    for d in derive(index, list(turns.values()), cfg).values():
+        for ev in d.evidence:
+            if ev.rule not in ("updates", "soft_updates"):
+                continue
+            a, b = turns[str(ev.target)], turns[d.id]
+            later, earlier = ("claim", "earlier_claim") if ev.rule == "updates" else ("statement", "earlier_statement")
+            out.append(
+                {
+                    "question_id": source,
+                    "cosine": ev.detail.get("cosine"),
+                    "rule": ev.rule,
+                    "later_id": b.id,
+                    "earlier_id": a.id,
+                    "later_said_at": b.said_at.isoformat(),
+                    "earlier_said_at": a.said_at.isoformat(),
+                    "later": ev.detail[later],
+                    "earlier": ev.detail[earlier],
+                    "label": "",
+                }
+            )
     return out
 
 
-def locomo_links(path: str | None, embed=None) -> list[dict]:
+def links(path: str, embed=None, cfg: DeriveConfig | None = None) -> list[dict]:
+    """Every derived update or soft-update link of every history in ``path`` (``embed``: the
+    meaning test's embedder, or None; ``cfg``: the rules)."""
+    out, seen = [], set()
+    vectors: dict = {}
+    for q in load_longmemeval(path, "turn", None, None).questions:
+        turns = {c.corpus_id: Turn(c.corpus_id, c.text, c.date) for c in q.corpus if c.text.strip()}
+        key = tuple(sorted(turns))
+        if key not in seen:  # a history shared by two questions is derived once
+            seen.add(key)
+            out += _rows(q.question_id, turns, TurnIndex(embed=embed, vectors=vectors), cfg)
+    return out
+
+
+def locomo_links(path: str | None, embed=None, cfg: DeriveConfig | None = None) -> list[dict]:
     """Every derived update or soft-update link of LoCoMo's conversations (each speaker's turns
     their own user, as ``fr bench locomo`` stores them)."""
     from frcore.bench.locomo import load_locomo
@@ -71,28 +69,7 @@ def locomo_links(path: str | None, embed=None) -> list[dict]:
     vectors: dict = {}
     for conv in load_locomo(path).conversations:
         turns = {t.dia_id: Turn(t.dia_id, t.text, t.said_at, t.speaker) for t in conv.turns if t.text.strip()}
-        index = TurnIndex(embed=embed, vectors=vectors)
-        for d in derive(index, list(turns.values()), DeriveConfig()).values():
-            for ev in d.evidence:
-                if ev.rule not in ("updates", "soft_updates"):
-                    continue
-                a = turns[str(ev.target)]
-                later = ev.detail["claim"] if ev.rule == "updates" else ev.detail["statement"]
-                earlier = ev.detail["earlier_claim"] if ev.rule == "updates" else ev.detail["earlier_statement"]
-                out.append(
-                    {
-                        "question_id": conv.sample_id,
-                        "cosine": ev.detail.get("cosine"),
-                        "rule": ev.rule,
-                        "later_id": d.id,
-                        "earlier_id": a.id,
-                        "later_said_at": turns[d.id].said_at.isoformat(),
-                        "earlier_said_at": a.said_at.isoformat(),
-                        "later": later,
-                        "earlier": earlier,
-                        "label": "",
-                    }
-                )
+        out += _rows(conv.sample_id, turns, TurnIndex(embed=embed, vectors=vectors), cfg)
     return out
 
 
@@ -104,15 +81,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", required=True)
     p.add_argument("--embedder", default="minilm", help="minilm (default) or none (words only)")
     p.add_argument("--locomo", default=None, help="also LoCoMo's conversations: a file, or 'default'")
+    p.add_argument("--soft-updates", action="store_true", help="the soft-update rule on too (off by default)")
     a = p.parse_args(argv)
+    cfg = DeriveConfig(soft_updates=a.soft_updates)
     embed = None
     if a.embedder != "none":
         from frcore.bench import make_embedder
 
         embed = make_embedder(a.embedder).embed
-    every = links(a.data, embed)
+    every = links(a.data, embed, cfg)
     if a.locomo:
-        every += locomo_links(None if a.locomo == "default" else a.locomo, embed)
+        every += locomo_links(None if a.locomo == "default" else a.locomo, embed, cfg)
     rng = random.Random(a.seed)
     sample = []
     for rule in ("updates", "soft_updates"):

@@ -29,7 +29,6 @@ from ._rules import (
     TurnIndex as TurnIndex,
     derive as derive,
     derive_one as derive_one,
-    said as said,
 )
 from ._text import claims as claims, statements as statements
 from ._times import QuestionTime as QuestionTime, event_time as event_time, question_time as question_time

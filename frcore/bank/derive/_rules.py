@@ -153,11 +153,11 @@ class Reading:
 
 @dataclass
 class _Entry:
+    """An earlier turn in a :class:`TurnIndex`: the turn, its reading and its claims (flat)."""
+
     turn: Turn
+    reading: Reading
     claims: tuple[Claim, ...]
-    has_statement: bool
-    said: tuple[Said, ...] = ()
-    statements: tuple[str, ...] = ()
 
 
 def _reading(text: str) -> tuple[list[str], list[tuple[str, str]]]:
@@ -236,7 +236,7 @@ class TurnIndex:
         post = self.postings.setdefault(turn.user, defaultdict(list))
         rare = self.rare.setdefault(turn.user, {})
         e = len(entries)
-        entries.append(_Entry(turn, cl, bool(r.statements), tuple(r.said), tuple(r.statements)))
+        entries.append(_Entry(turn, r, cl))
         for j, c in enumerate(cl):
             for k in c.keys:
                 post[k].append((e, j))
@@ -357,7 +357,7 @@ def _soft_updates(turn: Turn, reading: Reading, index: TurnIndex, linked: Collec
             for entry in index.rare_earlier(turn.user, term, turn.said_at):
                 if entry.turn.id in linked:
                     continue
-                for e, theirs in zip(entry.statements, entry.said):
+                for e, theirs in zip(entry.reading.statements, entry.reading.said):
                     if term not in theirs.terms or (s, entry.turn.id, e) in seen:
                         continue
                     seen.add((s, entry.turn.id, e))
@@ -398,7 +398,7 @@ def _retraction(turn: Turn, sentence: str, obj: str, index: TurnIndex) -> Eviden
         if scored:
             pick = max(scored, key=lambda x: x[:3])[3]
     else:
-        with_statement = [e for e in earlier if e.has_statement]
+        with_statement = [e for e in earlier if e.reading.statements]
         if with_statement:
             pick = max(with_statement, key=lambda e: (e.turn.said_at, _neg(e.turn.id)))
     if pick is None:

@@ -187,6 +187,7 @@ class Prepared:
             self.fact = kind == "fact"
         self._typed: np.ndarray | None = None
         self._evidence_turn: np.ndarray | None = None
+        self._slotted: np.ndarray | None = None
         self._rule_ages: dict[tuple, tuple] = {}  # ages under the rules, per (rules, decay, params id): (params, ages)
         self._rule_tables: dict[tuple, tuple] = {}  # kernel table for those ages: (params, table or False)
         self._turn_share: dict[int, tuple] = {}  # factor of turn_share="least", per params id: (params, factor)
@@ -202,7 +203,7 @@ class Prepared:
         kernel's ``typed`` input: with ``ScoreConfig.untyped_upcoming``, ``upcoming`` admits the
         other rows (raw turns) without an event ahead."""
         if self._typed is None:
-            typed = self.fact | np.fromiter((s is not None for s in self.slots), dtype=bool, count=self.n)
+            typed = self.fact | self.slotted
             stated = ~np.isnan(self.hours_to_event)
             if self.related is not None:
                 for rows in self.related:
@@ -218,9 +219,15 @@ class Prepared:
         derived): those act through its lifecycle state (the mask, the raw-turn rules), never
         through its score (docs/benchmark.md, "FR-Bank's retrieval")."""
         if self._evidence_turn is None:
-            slotted = np.fromiter((s is not None for s in self.slots), dtype=bool, count=self.n)
-            self._evidence_turn = self.turn & ~slotted
+            self._evidence_turn = self.turn & ~self.slotted
         return self._evidence_turn
+
+    @property
+    def slotted(self) -> np.ndarray:
+        """(n,) bool: the row has a slot."""
+        if self._slotted is None:
+            self._slotted = np.fromiter((s is not None for s in self.slots), dtype=bool, count=self.n)
+        return self._slotted
 
     @property
     def episode(self) -> np.ndarray:

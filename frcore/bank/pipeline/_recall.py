@@ -134,7 +134,7 @@ def turn_context(
 
 
 def time_window(
-    times: np.ndarray | tuple[np.ndarray, ...],
+    times: tuple[np.ndarray, ...],
     window: tuple[float, float],
     cand: np.ndarray,
     sig: np.ndarray,
@@ -145,13 +145,11 @@ def time_window(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """Stage 4b: the ``count`` alive rows of highest σ inside ``window`` (hours, inclusive) join
     the candidates; when some alive row lies inside, every candidate outside has its σ multiplied
-    by :data:`HALF`. ``times``: when each row happened, or several such arrays (when it was said,
-    when it happened): a row lies inside when one of its times does. Returns (rows ascending, σ,
+    by :data:`HALF`. ``times``: arrays of each row's times (when it was said, when it happened): a
+    row lies inside when one of its times does. Returns (rows ascending, σ,
     inside mask of the rows); the candidates as given and None when no alive row is inside."""
     lo, hi = window
-    inside_all = np.zeros(np.shape(times[0] if isinstance(times, tuple) else times), dtype=bool)
-    for t in times if isinstance(times, tuple) else (times,):
-        inside_all |= (t >= lo) & (t <= hi)
+    inside_all = np.logical_or.reduce([(t >= lo) & (t <= hi) for t in times])
     pool = np.flatnonzero(inside_all if alive_idx is None else inside_all & alive)
     if not pool.size:
         return cand, sig, None
