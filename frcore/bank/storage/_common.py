@@ -208,13 +208,21 @@ MIN_ERASED_BYTES = 4
 
 
 def bank_files(path: str) -> list[Path]:
-    """Every file the bank at ``path`` owns: the bank, its ``-wal`` and ``-shm`` files, and every
-    file under its index folder ``path.index/`` (a folder a writer renames or removes during the
-    walk is passed over: a writer of this process or another may be adding a segment)."""
-    own = [Path(path + suffix) for suffix in ("", "-wal", "-shm")]
-    index = Path(path + ".index")
-    return [p for p in own if p.exists()] + sorted(
-        Path(root) / name for root, _dirs, names in os.walk(index) for name in names
+    """Every file the bank at ``path`` owns, under every path that reaches it: the database file
+    (its resolved path, where SQLite keeps it), its ``-wal`` and ``-shm`` files, and every file
+    under its index folder (``<resolved path>.index/``, and ``<path>.index/`` when ``path`` is a
+    symbolic link and one is there). The walk follows no symbolic link; a folder a writer renames
+    or removes during the walk is passed over (a writer may be adding a segment)."""
+    real = os.path.realpath(path)
+    own = [Path(p + suffix) for p in dict.fromkeys((real, path)) for suffix in ("", "-wal", "-shm")]
+    folders = [Path(p + ".index") for p in dict.fromkeys((real, path))]
+    return [p for p in own if p.exists() and not p.is_symlink()] + sorted(
+        Path(root) / name
+        for index in folders
+        if not index.is_symlink()
+        for root, _dirs, names in os.walk(index)
+        for name in names
+        if not (Path(root) / name).is_symlink()
     )
 
 

@@ -65,7 +65,7 @@ from ._merging import merge_count
 from ._rows import Rows as Rows, _json_list, _object, _RawFile, decode as decode, encode as encode
 from ._vectors import VectorMap
 
-FORMAT = "frcore-bank-index-v4"
+FORMAT = "frcore-bank-index-v5"
 #: numeric columns of :func:`frcore.bank.records._lifecycle.edge_columns` kept as ``.npy`` arrays
 NUMERIC_COLUMNS = ("weights", "said_at_h", "event_h", "session", "confidence", "numeric", "quarantined")
 #: string columns kept as JSON lists
@@ -129,9 +129,17 @@ _VERIFIED: dict[str, tuple] = {}
 _VERIFIED_LOCK = threading.Lock()
 
 
+def row_stamp(edge_id: str, recorded_at: str) -> str:
+    """What ties a segment to one database state: the :func:`digest` of the id and transaction
+    time of its last row as SQLite holds them. A database rolled back (a restored backup, a lost
+    ``-wal``) and written again holds another row, or another time, at that sequence number."""
+    return digest(f"{edge_id}\0{recorded_at}".encode())
+
+
 def index_path(db_path: str) -> Path:
-    """The index folder of the bank at ``db_path``."""
-    return Path(str(db_path) + ".index")
+    """The index folder of the bank at ``db_path``: named from the database file's resolved path
+    (symbolic links followed), so every path that reaches one bank reaches one index."""
+    return Path(os.path.realpath(db_path) + ".index")
 
 
 @functools.lru_cache(maxsize=16)
@@ -187,16 +195,30 @@ class BankIndex:
 
     # ------------------------------------------------------------------ reading
     def _manifest(self) -> dict[str, Any] | None:
+        """The manifest, or ``None`` when there is none this format reads — or when the index
+        folder or the manifest is a symbolic link (damage: never followed)."""
         try:
-            m = json.loads((self.dir / "manifest.json").read_text("utf-8"))
+            if self.dir.is_symlink():
+                return None
+            fd = os.open(self.dir / "manifest.json", os.O_RDONLY | os.O_NOFOLLOW)
+            with open(fd, "rb") as fh:
+                m = json.loads(fh.read().decode("utf-8"))
         except (OSError, ValueError):
             return None
         return m if isinstance(m, dict) and m.get("format") == FORMAT else None
 
-    def load(self, bank_id: str | None, erasures: int, count_upto: Callable[[int], int]) -> list[Rows]:
-        """The segments, when the manifest is of this bank, this spec and this erase count and
-        its rows are all still stored (``count_upto(hi)``: stored rows with seq ≤ hi); else
-        ``[]`` (an index made before an unseen erase is scrubbed, when writable). Only the
+    def load(
+        self,
+        bank_id: str | None,
+        erasures: int,
+        count_upto: Callable[[int], int],
+        stamp_at: Callable[[int], str | None],
+    ) -> list[Rows]:
+        """The segments, when the manifest is of this bank, this spec and this erase count, its
+        rows are all still stored (``count_upto(hi)``: stored rows with seq ≤ hi) and its last
+        row is the database's (``stamp_at(hi)``: the :func:`row_stamp` of the stored row ``hi``);
+        else ``[]`` (an index made before an unseen erase, or of another database state, is
+        scrubbed, when writable). Only the
         segments before the first one that fails its checksums or does not parse are returned
         (:meth:`_parsed`); a writable index drops that one and those after it (:meth:`_drop_damaged`)."""
         m = self._manifest()
@@ -220,14 +242,18 @@ class BankIndex:
             return []  # a damaged manifest: read the rows from SQLite
         total = starts[-1]
         out: list[Rows] = []
-        damaged = False
+        damaged = stale = False
         # the segments are hashed in a thread (hashing releases the GIL) while this one counts the
         # stored rows and parses the segments; a segment is used only once its hashes match
         pool = concurrent.futures.ThreadPoolExecutor(1, "frcore-verify")
         try:
             checks = [pool.submit(self._verify, s, a) for s, a in zip(segs, starts)]
             try:
-                if count_upto(int(segs[-1]["hi"])) != total or int(m.get("vector_rows", -1)) != total:
+                hi = int(segs[-1]["hi"])
+                if count_upto(hi) != total or stamp_at(hi) != segs[-1].get("stamp"):
+                    stale = True  # of another state of the database (rolled back, or another copy)
+                    return []
+                if int(m.get("vector_rows", -1)) != total:
                     return []
                 self.matrix(total)  # vectors.f32 holds every row (a shorter file cannot be mapped)
             except (OSError, ValueError, KeyError, TypeError):
@@ -241,6 +267,10 @@ class BankIndex:
                     break
         finally:
             pool.shutdown(wait=False, cancel_futures=True)  # hashing left running ends on its own
+            if stale and not self.readonly:
+                with contextlib.suppress(OSError), self._locked():
+                    if self._manifest() == m:
+                        self._scrub_all(m)  # rebuilt from SQLite by this load's writer
         if damaged and not self.readonly:
             with contextlib.suppress(OSError):
                 self._drop_damaged(m, len(out))
@@ -281,9 +311,10 @@ class BankIndex:
         files, n = seg["files"], int(seg["n"])
         if not isinstance(files, dict) or not set(SEGMENT_FILES) <= files.keys():
             raise ValueError(f"{d}: the manifest lacks a checksum of a file")
-        stats = tuple(
-            (name, st.st_ino, st.st_size, st.st_mtime_ns) for name in SEGMENT_FILES for st in [os.stat(d / name)]
-        )
+        found = [(name, os.lstat(d / name)) for name in SEGMENT_FILES]
+        if os.path.islink(d) or not all(stat.S_ISREG(st.st_mode) for _, st in found):
+            raise ValueError(f"{d}: a segment file that is not a regular file (a symbolic link is never followed)")
+        stats = tuple((name, st.st_ino, st.st_size, st.st_mtime_ns) for name, st in found)
         vec = os.stat(self.dir / VECTORS)
         key = (stats, vec.st_ino, start, n, tuple(seg["vectors"]), tuple(files[name] for name in SEGMENT_FILES))
         with _VERIFIED_LOCK:
@@ -321,8 +352,10 @@ class BankIndex:
         (a :class:`VectorMap`: :meth:`VectorMap.take_rows` reads a few rows without mapping them)."""
         if rows == 0:
             return np.zeros((0, self.spec.dim), dtype=np.float32)
-        with open(self.dir / VECTORS, "rb") as fh:
+        with open(os.open(self.dir / VECTORS, os.O_RDONLY | os.O_NOFOLLOW), "rb") as fh:
             st = os.fstat(fh.fileno())
+            if not stat.S_ISREG(st.st_mode):
+                raise ValueError(f"{self.dir / VECTORS}: not a regular file")
             m = VectorMap(fh, dtype="<f4", mode="r", shape=(rows, self.spec.dim))
         m.file_id = (st.st_dev, st.st_ino)
         return m
@@ -413,21 +446,44 @@ class BankIndex:
     def _locked(self, wait: bool = True):
         """Hold the folder's write lock (yields True); with ``wait=False`` yields False at once
         when another writer holds it."""
+        if self.dir.is_symlink():  # damage: the link is removed (never its target), the index rebuilt
+            os.unlink(self.dir)
         self.dir.mkdir(exist_ok=True)
-        with open(self.dir / "lock", "a+b") as fh:
+        lock = self.dir / "lock"
+        if lock.is_symlink():
+            os.unlink(lock)
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+        try:
             try:
-                fcntl.flock(fh, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+                fcntl.flock(fd, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 yield False
                 return
             try:
+                if self._unlink_links():
+                    self._scrub_all(None)
                 yield True
             finally:
-                fcntl.flock(fh, fcntl.LOCK_UN)
+                fcntl.flock(fd, fcntl.LOCK_UN)
+        finally:
+            os.close(fd)
 
-    def append(self, rows: Rows, bank_id: str, erasures: int, covered_hi: int) -> bool:
-        """Write ``rows`` as a new last segment, if the index ends at ``covered_hi`` (the rows
-        before them are the ones indexed), then merge (module docstring; a segment found damaged
+    def _unlink_links(self) -> bool:
+        """Under the write lock: remove every symbolic link among the index folder's entries (the
+        link, never its target: nothing outside the bank is written or removed); True when there
+        was one — the index is then damaged, and the caller scrubs it (rebuilt from SQLite)."""
+        found = False
+        with os.scandir(self.dir) as entries:
+            for e in entries:
+                if e.is_symlink():
+                    found = True
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(e.path)
+        return found
+
+    def append(self, rows: Rows, bank_id: str, erasures: int, covered_hi: int, stamp: str) -> bool:
+        """Write ``rows`` as a new last segment (``stamp``: the :func:`row_stamp` of its last row),
+        if the index ends at ``covered_hi`` (the rows before them are the ones indexed), then merge (module docstring; a segment found damaged
         is not merged: the next load drops it). Returns whether it was written; an error writing
         it is kept in :attr:`error` (the bank is unaffected)."""
         if self.readonly:
@@ -450,7 +506,7 @@ class BankIndex:
                 if end != covered_hi:
                     return False  # another process indexed (or scrubbed) meanwhile: the next load reconciles
                 total = sum(int(s["n"]) for s in segs)
-                segs.append(self._write(rows, self._put_vectors(total, rows.vectors)))
+                segs.append(self._write(rows, self._put_vectors(total, rows.vectors), stamp))
                 written.append(segs[-1]["dir"])
                 old: list[dict[str, Any]] = []
                 while k := merge_count([int(s["n"]) for s in segs]):
@@ -484,7 +540,8 @@ class BankIndex:
             return None
         row = self.spec.dim * 4
         n = sum(p.n for p in parts)
-        return self._write(merge_rows(parts), _digests(_pieces(self.dir / VECTORS, start * row, n * row)))
+        vectors = _digests(_pieces(self.dir / VECTORS, start * row, n * row))
+        return self._write(merge_rows(parts), vectors, str(segs[-1]["stamp"]))
 
     def drop_from(self, seq: int, bank_id: str, erasures: int) -> None:
         """After the erase that made the bank's erase count ``erasures``: scrub every segment
@@ -550,7 +607,7 @@ class BankIndex:
             raise ValueError(f"vectors of shape {v.shape}, expected (n, {self.spec.dim})")
         path = self.dir / VECTORS
         data = v.tobytes()
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
         try:
             os.pwrite(fd, data, start * self.spec.dim * 4)
             os.fsync(fd)
@@ -608,9 +665,10 @@ class BankIndex:
         with contextlib.suppress(FileNotFoundError):
             os.remove(self.dir / "manifest.json")
 
-    def _write(self, rows: Rows, vectors: list[str]) -> dict[str, Any]:
+    def _write(self, rows: Rows, vectors: list[str], stamp: str) -> dict[str, Any]:
         """Write ``rows`` as a segment folder; returns its manifest entry, with the :func:`digest`
-        of each file and ``vectors``, those of its rows of ``vectors.f32`` (:func:`vector_digests`)."""
+        of each file, ``vectors``, those of its rows of ``vectors.f32`` (:func:`vector_digests`),
+        and ``stamp``, the :func:`row_stamp` of its last row."""
         name = f"seg-{rows.lo:012d}-{rows.hi:012d}-{secrets.token_hex(4)}"
         tmp = self.dir / f"tmp-{name}"
         tmp.mkdir()
@@ -641,7 +699,15 @@ class BankIndex:
         except BaseException:
             _scrub(tmp)
             raise
-        return {"dir": name, "lo": rows.lo, "hi": rows.hi, "n": rows.n, "files": sums, "vectors": vectors}
+        return {
+            "dir": name,
+            "lo": rows.lo,
+            "hi": rows.hi,
+            "n": rows.n,
+            "files": sums,
+            "vectors": vectors,
+            "stamp": stamp,
+        }
 
     def scrub(self) -> None:
         """Overwrite and delete the whole index (it is rebuilt from SQLite when next needed)."""

@@ -38,7 +38,7 @@ from ._common import (
     iso_text,
 )
 from ._grow import appended
-from ._index import LIFE_COLUMNS, BankIndex, IndexSpec, Rows, encode
+from ._index import LIFE_COLUMNS, BankIndex, IndexSpec, Rows, encode, row_stamp
 from ._loaded import _Loaded, _with_releases
 from ._schema import (
     _edge_columns,
@@ -189,6 +189,7 @@ class _Loading(_Handle):
                             lambda hi: int(
                                 conn.execute("SELECT COUNT(*) FROM edges WHERE seq <= ?", (hi,)).fetchone()[0]
                             ),
+                            lambda hi: _stamp(conn, hi),
                         )
                     )
                 since = 0 if old is None else old.max_seq
@@ -258,7 +259,8 @@ class _Loading(_Handle):
             erow = self.conn.execute("SELECT value FROM meta WHERE key='erasures'").fetchone()
         if bank_id is None:
             return loaded
-        if not index.append(seg, bank_id, int(erow[0]) if erow is not None else 0, covered):
+        stamp = row_stamp(rows[-1][1], rows[-1][14])
+        if not index.append(seg, bank_id, int(erow[0]) if erow is not None else 0, covered, stamp):
             return loaded
         seg.cols = dict(seg.cols, quarantined=loaded.cols["quarantined"][sl].copy())
         # indexed: drop this process's copies of what the index and SQLite now hold
@@ -525,6 +527,12 @@ class _Loading(_Handle):
             "user": None if user == OWNER else user,
             "embedder": None if (emb := self.recorded_embedder()) is None else {"name": emb[0], "dim": emb[1]},
         }
+
+
+def _stamp(conn: sqlite3.Connection, seq: int) -> str | None:
+    """The :func:`frcore.bank.storage._index.row_stamp` of the stored row ``seq`` (``None``: none)."""
+    row = conn.execute("SELECT id, recorded_at FROM edges WHERE seq = ?", (seq,)).fetchone()
+    return None if row is None else row_stamp(row[0], row[1])
 
 
 def _combine(version, erasures, released, old, segments, since, rows, tsince, trows) -> _Loaded:
