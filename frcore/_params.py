@@ -147,30 +147,13 @@ def params_to_numpy(params: LifecycleParams) -> LifecycleParams:
 
 
 def validate_params(params: LifecycleParams) -> LifecycleParams:
-    """Check shapes and ranges at the boundary; ``ValueError`` naming the field and index."""
-    p = params_to_numpy(params)
-    for name in LifecycleParams._fields:
-        value = getattr(p, name)
-        want = PARAM_SHAPES[name]
-        if value.shape != want:
-            raise ValueError(f"params.{name}: expected shape {want}, got {value.shape}")
-        bad = np.flatnonzero(~np.isfinite(value.ravel()))
-        if bad.size:
-            raise ValueError(f"params.{name}: non-finite value at index {int(bad[0])}")
-    for name in POSITIVE_PARAMS:
-        bad = np.flatnonzero(np.atleast_1d(getattr(p, name)) <= 0)
-        if bad.size:
-            raise ValueError(f"params.{name}: must be > 0 (index {int(bad[0])})")
-    for name in UNIT_PARAMS:
-        v = np.atleast_1d(getattr(p, name))
-        bad = np.flatnonzero((v < 0) | (v > 1))
-        if bad.size:
-            raise ValueError(f"params.{name}: must lie in [0, 1] (index {int(bad[0])}: {v[bad[0]]})")
-    rows = np.flatnonzero(np.abs(p.clocks.sum(axis=1) - 1.0) > CLOCK_SUM_TOL)
-    if rows.size:
-        raise ValueError(f"params.clocks: row {int(rows[0])} does not sum to 1")
-    if np.any(p.clocks < 0):
-        raise ValueError("params.clocks: negative sensitivity")
+    """Check shapes and ranges at the boundary; a ``ValueError`` (``frcore._params_io.ParamsError``)
+    naming the leaf and, for a per-category value, the category by name, never an index:
+    ``params.rates.OTHER: must be > 0, got -0.001``, ``params.clocks.OBLIGATIONS.conv: must be ≥ 0``
+    (the rule of a parameter file, ``frcore._params_io.check_leaves``)."""
+    from ._params_io import check_leaves  # the one check of the leaves (that module imports this one)
+
+    check_leaves(params_to_numpy(params)._asdict())
     return params
 
 

@@ -44,6 +44,7 @@ from ._params import (
     default_params,
     validate_params,
 )
+from ._shown import SHOWN_CHARS, shown
 
 #: The ``format`` tag of a parameter file.
 PARAMS_FORMAT = "frcore-params-v1"
@@ -66,7 +67,8 @@ class ParamsError(ValueError):
 
     def __init__(self, field: str, problem: str, source: str | None = None):
         self.field, self.problem, self.source = field, problem, source
-        super().__init__(f"{source}: {field}: {problem}" if source else f"{field}: {problem}")
+        named = field if len(field) <= SHOWN_CHARS else shown(field)  # an override NAME=VALUE as given
+        super().__init__(f"{source}: {named}: {problem}" if source else f"{named}: {problem}")
 
 
 # ----------------------------------------------------------------------------- validation
@@ -77,7 +79,9 @@ def _category(name: str, field: str, source: str | None) -> list[int]:
         return list(range(N_CATEGORIES))
     up = name.strip().upper()
     if up not in CATEGORY_NAMES:
-        raise ParamsError(field, f"unknown category {name!r}; expected one of {', '.join(CATEGORY_NAMES)} or *", source)
+        raise ParamsError(
+            field, f"unknown category {shown(name)}; expected one of {', '.join(CATEGORY_NAMES)} or *", source
+        )
     return [CATEGORY_NAMES.index(up)]
 
 
@@ -137,15 +141,27 @@ def check_leaves(leaves: Mapping[str, np.ndarray], source: str | None = None, pr
         )
 
 
-def _numeric(value: Any, field: str, source: str | None) -> np.ndarray:
-    """A JSON number or (nested) list of numbers → float64 array; booleans, strings and nulls
-    are rejected by name."""
+def _entry(leaf: str | None, depth: int, i: int) -> str:
+    """The name of item ``i`` at nesting ``depth`` (1: outer list) of leaf ``leaf`` in a file: a
+    category by name (``.OTHER``), a clock by kind (``.conv``); ``[i]`` past the table or in
+    another leaf (whose shape is then wrong)."""
+    per_category = leaf in CATEGORY_LEAVES or leaf == "clocks"
+    if depth == 1 and per_category and i < N_CATEGORIES:
+        return "." + CATEGORY_NAMES[i]
+    if depth == 2 and leaf == "clocks" and i < len(CLOCK_KINDS):
+        return "." + CLOCK_KINDS[i]
+    return f"[{i}]"
 
-    def walk(x, path):
+
+def _numeric(value: Any, field: str, source: str | None, leaf: str | None = None) -> np.ndarray:
+    """A JSON number or (nested) list of numbers → float64 array; booleans, strings and nulls
+    are rejected by name (a category's value by the category's name: ``params.rates.OTHER``)."""
+
+    def walk(x, path, depth=0):
         if isinstance(x, bool) or x is None or isinstance(x, (str, dict)):
-            raise ParamsError(path, f"expected a number, got {json.dumps(x)[:40]}", source)
+            raise ParamsError(path, f"expected a number, got {shown(x)}", source)
         if isinstance(x, (list, tuple)):
-            return [walk(y, f"{path}[{i}]") for i, y in enumerate(x)]
+            return [walk(y, path + _entry(leaf, depth + 1, i), depth + 1) for i, y in enumerate(x)]
         if not isinstance(x, (int, float)):
             raise ParamsError(path, f"expected a number, got {type(x).__name__}", source)
         return float(x)
@@ -206,7 +222,7 @@ def params_from_dict(doc: Any, source: str = "<params>", dtype=None) -> Lifecycl
             "format", f'expected a JSON object with "format": {PARAMS_FORMAT!r}, got {type(doc).__name__}', source
         )
     if doc.get("format") != PARAMS_FORMAT:
-        raise ParamsError("format", f"expected {PARAMS_FORMAT!r}, got {doc.get('format')!r}", source)
+        raise ParamsError("format", f"expected {PARAMS_FORMAT!r}, got {shown(doc.get('format'))}", source)
     extra = sorted(set(doc) - set(FILE_KEYS))
     if extra:
         raise ParamsError(extra[0], f"unknown top-level key; expected only {', '.join(FILE_KEYS)}", source)
@@ -226,7 +242,7 @@ def params_from_dict(doc: Any, source: str = "<params>", dtype=None) -> Lifecycl
         raise ParamsError(
             f"params.{extra[0]}", f"unknown field; expected the leaves {', '.join(LifecycleParams._fields)}", source
         )
-    arrays = {k: _numeric(leaves[k], f"params.{k}", source) for k in LifecycleParams._fields}
+    arrays = {k: _numeric(leaves[k], f"params.{k}", source, k) for k in LifecycleParams._fields}
     check_leaves(arrays, source)
     return _to_params(arrays, dtype or default_params().rates.dtype)
 
@@ -300,9 +316,9 @@ def _number(text: str, field: str, source: str | None) -> float:
     try:
         v = float(text)
     except ValueError:
-        raise ParamsError(field, f"value {text.strip()!r} is not a number", source) from None
+        raise ParamsError(field, f"value {shown(text.strip())} is not a number", source) from None
     if not math.isfinite(v):
-        raise ParamsError(field, f"value {text.strip()!r} is not finite", source)
+        raise ParamsError(field, f"value {shown(text.strip())} is not finite", source)
     return v
 
 
@@ -333,14 +349,17 @@ def _parse_name(name: str, source: str | None) -> tuple[str, tuple]:
             return "clocks", (tuple(_category(parts[1], name, source)), None)
         if len(parts) == 3:
             if parts[1] not in CLOCK_KINDS:
-                raise ParamsError(name, f"unknown clock {parts[1]!r}; expected one of {', '.join(CLOCK_KINDS)}", source)
+                raise ParamsError(
+                    name, f"unknown clock {shown(parts[1])}; expected one of {', '.join(CLOCK_KINDS)}", source
+                )
             return "clocks", (tuple(_category(parts[2], name, source)), CLOCK_KINDS.index(parts[1]))
         raise ParamsError(name, "expected clock.CATEGORY=A/S/C or clock.KIND.CATEGORY=V", source)
     if head in SCALAR_LEAVES:
         raise ParamsError(name, f"{head} is a scalar: set it as {head}=V", source)
     raise ParamsError(
         name,
-        f"unknown parameter group {head!r}; expected one of {', '.join(CATEGORY_LEAVES.values())}, clock, or a scalar",
+        f"unknown parameter group {shown(head)}; expected one of {', '.join(CATEGORY_LEAVES.values())}, "
+        "clock, or a scalar",
         source,
     )
 
@@ -351,7 +370,8 @@ def _parse_value(leaf: str, index: tuple, text: str, name: str, source: str | No
         if len(bits) != 3:
             raise ParamsError(
                 name,
-                f"a clock row is three numbers A/S/C (absolute/inter-session/conversational), got {text.strip()!r}",
+                "a clock row is three numbers A/S/C (absolute/inter-session/conversational), "
+                f"got {shown(text.strip())}",
                 source,
             )
         return tuple(_number(b, name, source) for b in bits)
@@ -375,9 +395,9 @@ def parse_param_grid(text: str, source: str | None = "--param") -> tuple[str, li
         raise ParamsError(str(text), "expected NAME=V1,V2,… (e.g. alpha.OBLIGATIONS=0.1,0.35)", source)
     vals = [v.strip() for v in values.split(",")]
     if not vals or any(not v for v in vals):
-        raise ParamsError(name.strip(), f"empty value in {values!r}", source)
+        raise ParamsError(name.strip(), f"empty value in {shown(values)}", source)
     if len(set(vals)) != len(vals):
-        raise ParamsError(name.strip(), f"repeated value in {values!r}", source)
+        raise ParamsError(name.strip(), f"repeated value in {shown(values)}", source)
     return name.strip(), [parse_param_override(f"{name.strip()}={v}", source) for v in vals]
 
 

@@ -21,6 +21,8 @@ from collections.abc import Callable
 from datetime import date, datetime, timedelta, timezone
 from typing import Any
 
+from ._shown import shown
+
 #: 1970-01-01T00:00, naive UTC: hour 0 of :func:`hours_since_epoch`.
 EPOCH = datetime(1970, 1, 1)
 
@@ -33,11 +35,6 @@ class TimeParseError(ValueError):
         super().__init__(f"field {field!r}: {problem}")
         self.field = field
         self.problem = problem
-
-
-def _shown(value: Any, limit: int = 60) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 5] + "…" + text[-4:]
 
 
 def parse_time(value: Any, field: str = "time", *, error: Callable[[str], Exception] | None = None) -> datetime:
@@ -59,14 +56,14 @@ def parse_time(value: Any, field: str = "time", *, error: Callable[[str], Except
         try:  # a trailing Z is UTC (datetime.fromisoformat reads it itself from Python 3.11 on)
             t = datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith("Z") else text)
         except ValueError:
-            problem = f"not a date 'YYYY-MM-DD' or ISO datetime: {value!r}"
+            problem = f"not a date 'YYYY-MM-DD' or ISO datetime: {shown(value)}"
     else:
         problem = f"expected a date string or datetime, got {type(value).__name__}"
     if problem is None and t.tzinfo is not None:
         try:
             t = t.astimezone(timezone.utc).replace(tzinfo=None)
         except (OverflowError, ValueError):
-            problem = f"out of range once converted to UTC (years 1-9999): {_shown(value)}"
+            problem = f"out of range once converted to UTC (years 1-9999): {shown(value)}"
     if problem is not None:
         raise error(problem) if error is not None else TimeParseError(field, problem)
     return t

@@ -15,13 +15,19 @@ from __future__ import annotations
 
 import argparse
 import gc
+import logging
 import os
+import re
 import sqlite3
 import sys
+import threading
 import traceback
+import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from importlib.metadata import EntryPoint, entry_points
+
+from ._shown import SHOWN_CHARS, shown
 
 #: the entry-point group the subcommands are declared in
 ENTRY_POINT_GROUP = "frcore.commands"
@@ -42,6 +48,119 @@ class Unavailable:
 def command_entry_points() -> list[EntryPoint]:
     """The declared subcommands, sorted by name."""
     return sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda ep: ep.name)
+
+
+#: a value argparse quotes in a message (``invalid int value: 'x'``), when long enough to shorten
+_QUOTED = re.compile(rf"'[^'\n]{{{SHOWN_CHARS + 1},}}'|\"[^\"\n]{{{SHOWN_CHARS + 1},}}\"")
+
+
+class Parser(argparse.ArgumentParser):
+    """The parser of ``fr`` and, through ``add_subparsers`` (which makes its parsers of the parent's
+    class), of every subcommand and ``fr bank`` action: a bad argument is ONE line on stderr,
+    ``PROG: error: MESSAGE (see `PROG --help`)``, with exit status 2, instead of argparse's usage
+    block and message; a value the message quotes is shortened (:func:`frcore._shown.shown`).
+    ``--help`` is argparse's own."""
+
+    def error(self, message: str):
+        text = " ".join(str(message).split())
+        text = _QUOTED.sub(lambda m: shown(m.group(0)[1:-1]), text)
+        self.exit(2, f"{self.prog}: error: {text} (see `{self.prog} --help`)\n")
+
+
+#: seconds a subcommand runs before the JAX warnings it raised so far are printed (:class:`_HeldWarnings`)
+HOLD_SECONDS = 5.0
+
+
+class _HeldWarnings:
+    """JAX's warnings during a subcommand, held so that a failure is one line.
+
+    JAX warns on stderr as it starts or converts: a log record ("An NVIDIA GPU may be present on
+    this machine, but a CUDA-enabled jaxlib is not installed. Falling back to cpu.") or a Python
+    warning (float64 truncated without x64). Printed before an error, they made the error several
+    lines. Held here: the JAX logger's records that would reach stderr through logging's last
+    resort (none when logging is configured), and the Python warnings that come from JAX's code
+    or name it. A command that returns prints them as they would have been printed, when it
+    ends or once it has run :data:`HOLD_SECONDS` (then the later ones pass straight through); a
+    command that fails prints its one error line and drops them. Every other warning is printed
+    as usual."""
+
+    def __init__(self) -> None:
+        self._held: list[Callable[[], object]] = []
+        self._lock = threading.Lock()
+        self._passing = False
+        self._timer: threading.Timer | None = None
+        self._logger = logging.getLogger("jax")
+        self._handler: logging.Handler | None = None
+        self._catch = warnings.catch_warnings()
+        self._show = warnings.showwarning
+
+    def __enter__(self) -> _HeldWarnings:
+        self._catch.__enter__()
+        self._show = warnings.showwarning
+        warnings.showwarning = self._warning
+        if not self._logger.hasHandlers():  # its records would reach stderr by logging.lastResort
+            self._handler = _Hold(self)
+            self._logger.addHandler(self._handler)
+        self._timer = threading.Timer(HOLD_SECONDS, self.release)
+        self._timer.daemon = True
+        self._timer.start()
+        return self
+
+    def __exit__(self, kind, value, tb) -> None:
+        if kind is None:
+            self.release()
+        else:
+            self.drop()
+        if self._timer is not None:
+            self._timer.cancel()
+        if self._handler is not None:
+            self._logger.removeHandler(self._handler)
+        self._catch.__exit__(kind, value, tb)
+
+    def _hold(self, show: Callable[[], object]) -> None:
+        with self._lock:
+            if not self._passing:
+                self._held.append(show)
+                return
+        show()
+
+    def _warning(self, message, category, filename, lineno, file=None, line=None) -> None:
+        show = self._show
+        text = str(message)
+        jax_made = f"{os.sep}jax{os.sep}" in str(filename) or f"{os.sep}jaxlib{os.sep}" in str(filename)
+        if not (jax_made or "jax" in text.lower()):
+            show(message, category, filename, lineno, file, line)
+            return
+        self._hold(lambda: show(message, category, filename, lineno, file, line))
+
+    def record(self, record: logging.LogRecord) -> None:
+        last = logging.lastResort
+        if last is not None and record.levelno >= last.level:
+            self._hold(lambda: last.handle(record))
+
+    def release(self) -> None:
+        """Print what is held, and let later warnings through."""
+        with self._lock:
+            held, self._held, self._passing = self._held, [], True
+        for show in held:
+            try:
+                show()
+            except Exception:  # stderr closed: nothing to warn on
+                pass
+
+    def drop(self) -> None:
+        """Forget what is held (the command failed: its error is the one line)."""
+        with self._lock:
+            self._held, self._passing = [], True
+
+
+class _Hold(logging.Handler):
+    def __init__(self, held: _HeldWarnings) -> None:
+        super().__init__(logging.WARNING)
+        self.held = held
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.held.record(record)
 
 
 def _placeholder(sub, bad: Unavailable) -> None:
@@ -65,7 +184,7 @@ def build_parser(commands: Iterable[EntryPoint] | None = None) -> tuple[argparse
     """The ``fr`` parser with every declared subcommand; returns it and the subcommands that
     could not be loaded (each still listed, as a parser that reports its error)."""
     eps = command_entry_points() if commands is None else list(commands)
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="fr", description="Fortunate Recall: lifecycle layer, FR-Bank, LifecycleBench, theory and experiments."
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -118,7 +237,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        rc = int(args.func(args) or 0)
+        with _HeldWarnings():  # JAX's warnings never make an error several lines
+            rc = int(args.func(args) or 0)
         sys.stdout.flush()  # a full disk or a closed pipe on stdout is reported here, not at exit
         return rc
     except BrokenPipeError:  # `fr bank export … | head`: the reader left; no traceback
@@ -160,9 +280,19 @@ def run() -> int:
 EXIT_BROKEN_PIPE = 141
 
 
+#: the most characters of an error line ``fr`` prints (a longer one is cut, its length said)
+MAX_ERROR_CHARS = 2000
+
+
 def _error(command: str, message: str) -> None:
+    """``fr COMMAND: MESSAGE`` on stderr as ONE line: line breaks in the message become spaces
+    (an exception may carry several, as SQLite's schema text), and a line longer than
+    :data:`MAX_ERROR_CHARS` is cut (each value is already shortened where it is echoed)."""
+    line = " ".join(part.strip() for part in f"fr {command}: {message}".splitlines() if part.strip())
+    if len(line) > MAX_ERROR_CHARS:
+        line = f"{line[:MAX_ERROR_CHARS]}… ({len(line):,} characters)"
     try:
-        print(f"fr {command}: {message}", file=sys.stderr)
+        print(line, file=sys.stderr)
     except OSError:
         pass
 

@@ -103,7 +103,7 @@ def test_formats_md_example_loads():
         (lambda d: d["params"].update(global_alpha=True), "params.global_alpha"),
         (lambda d: d["params"].update(global_alpha="0.1"), "params.global_alpha"),
         (lambda d: d["params"].update(global_alpha=None), "params.global_alpha"),
-        (lambda d: d["params"]["rates"].__setitem__(3, "x"), "params.rates[3]"),
+        (lambda d: d["params"]["rates"].__setitem__(3, "x"), "params.rates.HEALTH_WELLBEING"),
         (lambda d: d["params"].update(clocks=[[0.4, 0.3, 0.3]] * 10 + [[0.5, 0.5]]), "params.clocks"),
         (lambda d: d["params"]["alpha"].__setitem__(OBL, 1.5), "params.alpha.OBLIGATIONS"),
         (lambda d: d["params"]["rates"].__setitem__(LOG, 0.0), "params.rates.LOGISTICAL_CONTEXT"),

@@ -181,14 +181,25 @@ def test_stack_candidates_of_different_lengths_raises():
 @pytest.mark.parametrize(
     "change, pattern",
     [
-        (dict(rates=np.r_[np.full(5, 0.002), -0.001, np.full(5, 0.002)]), r"params.rates: must be > 0 \(index 5\)"),
-        (dict(alpha=np.r_[np.full(3, 0.1), 1.5, np.full(7, 0.1)]), r"params.alpha: must lie in \[0, 1\] \(index 3"),
-        (dict(clocks=np.full((11, 3), 0.5)), r"params.clocks: row 0 does not sum to 1"),
-        (dict(rates=np.full(10, 0.002)), r"params.rates: expected shape \(11,\), got \(10,\)"),
-        (dict(floors=np.r_[np.full(9, 0.5), np.nan, 0.5]), r"params.floors: non-finite value at index 9"),
+        (
+            dict(rates=np.r_[np.full(5, 0.002), -0.001, np.full(5, 0.002)]),
+            r"^params\.rates\.HOBBIES_RECREATION: must be > 0, got -0\.001$",
+        ),
+        (
+            dict(alpha=np.r_[np.full(3, 0.1), 1.5, np.full(7, 0.1)]),
+            r"^params\.alpha\.HEALTH_WELLBEING: must lie in \[0, 1\], got 1\.5$",
+        ),
+        (dict(clocks=np.full((11, 3), 0.5)), r"^params\.clocks\.IDENTITY_SELF_CONCEPT: the row must sum to 1"),
+        (
+            dict(clocks=np.r_[np.full((8, 3), 1 / 3), [[1.2, -0.2, 0.0]], np.full((2, 3), 1 / 3)]),
+            r"^params\.clocks\.OBLIGATIONS\.session: must be ≥ 0, got -0\.2$",
+        ),
+        (dict(rates=np.full(10, 0.002)), r"^params\.rates: expected 11 numbers .*, got shape \(10,\)$"),
+        (dict(floors=np.r_[np.full(9, 0.5), np.nan, 0.5]), r"^params\.floors\.LOGISTICAL_CONTEXT: not a finite number"),
     ],
 )
-def test_bad_params_name_the_field_and_index(change, pattern):
+def test_bad_params_name_the_field_and_category(change, pattern):
+    """A bad value names its leaf and category by name (issue 40), never an index."""
     with pytest.raises(ValueError, match=pattern):
         fr.replace_params(fr.default_params(), **change)
 

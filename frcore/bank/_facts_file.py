@@ -11,6 +11,8 @@ import stat
 import sys
 from pathlib import Path
 
+from .._shown import shown
+
 
 class _Obj(dict):
     """A JSON object as read by :func:`load_facts`: a dict that remembers repeated keys."""
@@ -83,17 +85,16 @@ def _check_fact_keys(fact, label: str) -> None:
     """A repeated key in a fact (or in its categories / links) is an error naming it."""
     if not isinstance(fact, _Obj):
         return
-    fid = fact.get("id")
-    shown = repr(fid) if isinstance(fid, str) else repr(fid)[:40]
+    fid = shown(fact.get("id"))
     if fact.dups:
         raise ValueError(
-            f"{label}: fact {shown}: field {fact.dups[0]!r}: given twice in the object (duplicate JSON key)"
+            f"{label}: fact {fid}: field {shown(fact.dups[0])}: given twice in the object (duplicate JSON key)"
         )
     for key in ("categories", "links"):
         inner = fact.get(key)
         if isinstance(inner, _Obj) and inner.dups:
             raise ValueError(
-                f"{label}: fact {shown}: field {key!r}: key {inner.dups[0]!r} given twice (duplicate JSON key)"
+                f"{label}: fact {fid}: field {key!r}: key {shown(inner.dups[0])} given twice (duplicate JSON key)"
             )
 
 
@@ -192,7 +193,9 @@ def load_facts(path: str | Path, max_bytes: int = MAX_INPUT_BYTES) -> tuple[list
         return _jsonl(text, name)
     if isinstance(obj, dict):
         if isinstance(obj, _Obj) and obj.dups:
-            raise ValueError(f"{name}: key {obj.dups[0]!r} given twice in the top-level object (duplicate JSON key)")
+            raise ValueError(
+                f"{name}: key {shown(obj.dups[0])} given twice in the top-level object (duplicate JSON key)"
+            )
         if "facts" not in obj:
             raise ValueError(f"{name}: expected a JSON list of facts, JSONL, or a suite file with 'facts'")
         facts = obj["facts"]

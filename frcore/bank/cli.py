@@ -25,6 +25,7 @@ from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 from traceback import format_exc
 
+from .._shown import shown
 from ._facts_file import MAX_INPUT_BYTES, STDIN, load_facts
 
 #: the entry-point group of the ``fr bank`` actions implemented outside frcore (``name = "module:register"``)
@@ -271,7 +272,7 @@ def _json_id(text: str) -> str:
     except (json.JSONDecodeError, RecursionError):
         value = None
     if not isinstance(value, str):
-        raise ValueError(f"--json-id: {text!r} is not a JSON string literal (e.g. '\"a\\u0000b\"')")
+        raise ValueError(f"--json-id: {shown(text)} is not a JSON string literal (e.g. '\"a\\u0000b\"')")
     return value
 
 
@@ -281,7 +282,7 @@ def _prefixed(args, msg: str) -> str:
         return msg
     if msg.startswith("erase:"):
         return f"{msg}; nothing was erased"
-    return f"erase of {args.id!r} failed, nothing was erased: {msg}"
+    return f"erase of {shown(args.id)} failed, nothing was erased: {msg}"
 
 
 def _run(args) -> int:

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..._ontology import CATEGORY_NAMES, N_CATEGORIES, primary_index
+from ..._shown import shown
 from ..._types import INTENT_NAMES
 
 # ----------------------------------------------------------------------------- intent rules
@@ -414,7 +415,7 @@ def routing_from_categories(categories: Sequence[str] | Mapping[str, float]) -> 
     items = categories.items() if isinstance(categories, Mapping) else ((c, 1.0) for c in categories)
     for name, value in items:
         if name not in CATEGORY_NAMES:
-            raise ValueError(f"categories: unknown category {name!r}; expected one of {', '.join(CATEGORY_NAMES)}")
+            raise ValueError(f"categories: unknown category {shown(name)}; expected one of {', '.join(CATEGORY_NAMES)}")
         value = float(value)
         if not 0.0 <= value <= 1.0:
             raise ValueError(f"categories: weight {value} for {name} outside [0, 1]")
@@ -425,5 +426,5 @@ def routing_from_categories(categories: Sequence[str] | Mapping[str, float]) -> 
 def check_intent(name: str) -> str:
     key = str(name).strip().lower()
     if key not in INTENT_NAMES:
-        raise ValueError(f"intent: unknown intent {name!r}; expected one of {', '.join(INTENT_NAMES)}")
+        raise ValueError(f"intent: unknown intent {shown(name)}; expected one of {', '.join(INTENT_NAMES)}")
     return key

@@ -4,6 +4,8 @@ What the rest of FR-Bank uses of this layer is imported from here; its modules a
 """
 
 from ._facts import (
+    CONTROL_CHARACTERS as CONTROL_CHARACTERS,
+    DERIVED_TURN_ID as DERIVED_TURN_ID,
     FACT_FIELDS as FACT_FIELDS,
     MAX_TEXT_CHARS as MAX_TEXT_CHARS,
     OWNER as OWNER,
@@ -13,9 +15,11 @@ from ._facts import (
     FactField as FactField,
     FactRecord as FactRecord,
     check_user as check_user,
+    first_control as first_control,
     injection_finding as injection_finding,
     parse_fact as parse_fact,
     to_utc_naive as to_utc_naive,
+    turn_id as turn_id,
 )
 from ._lifecycle import (
     INVISIBLE as INVISIBLE,
@@ -34,6 +38,7 @@ from ._lifecycle import (
 from ._owner import neutralize as neutralize, owner_pattern as owner_pattern
 
 __all__ = [
+    "CONTROL_CHARACTERS",
     "neutralize",
     "owner_pattern",
     "FACT_FIELDS",
@@ -48,7 +53,9 @@ __all__ = [
     "REQUIRED_KEYS",
     "Snapshot",
     "Transition",
+    "DERIVED_TURN_ID",
     "check_user",
+    "first_control",
     "concat_columns",
     "derive_states",
     "edge_columns",
@@ -60,4 +67,5 @@ __all__ = [
     "snapshot_from_columns",
     "states_from_columns",
     "to_utc_naive",
+    "turn_id",
 ]

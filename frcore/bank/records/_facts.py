@@ -13,6 +13,8 @@ Times are normalised to naive UTC (aware datetimes are converted; naive ones are
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 import math
 import re
 from collections.abc import Mapping
@@ -21,6 +23,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from ..._ontology import CATEGORY_NAMES, SUPERSESSION_CONFIDENCE_THRESHOLD, primary_name
+from ..._shown import shown
 from ..._time import hours_since_epoch as hours_since_epoch, parse_time
 from ..._types import LINK_KINDS
 from ..._validate import WEIGHT_SUM_TOL
@@ -124,6 +127,32 @@ REQUIRED_KEYS: dict[str, tuple[str, ...]] = {
 _CATEGORY_SET = frozenset(CATEGORY_NAMES)
 #: The user of a fact that names none: the bank's single owner.
 OWNER = ""
+
+
+#: The form of a turn id derived from the turn (:func:`turn_id`): ``turn-`` and 16 hex digits.
+#: A user other than the owner may give an id of this form only to the turn it derives from.
+DERIVED_TURN_ID = re.compile(r"turn-[0-9a-f]{16}")
+
+
+def turn_id(text: str, speaker: str | None, at: str, user: str | None = None) -> str:
+    """The id of a turn given without one (MCP ``remember``): ``turn-`` and 16 hex digits of a
+    SHA-256, so remembering the same turn twice stores it once.
+
+    For the bank's owner (``user`` ``None`` or :data:`OWNER`) the hash is of ``at``, ``speaker``
+    (``""`` for none) and ``text`` joined by U+001F, as it always was (banks of the owner, the
+    benchmarks' among them, keep their ids). For any other user it is of the JSON list
+    ``["turn", user, at, speaker, text]`` (ASCII-escaped): salted with the user's name, so no two
+    users derive one id (the owner's preimage starts with the time's digit, a user's with ``[``,
+    and the JSON list encodes its parts unambiguously). Ids are unique across a bank, so an
+    unsalted id would tell one user, by "id already in use", whether another said a sentence at
+    a time; :func:`parse_fact` refuses such a user an id of this form that is not its own turn's.
+    ``at`` is the time as ``datetime.isoformat()`` writes the naive-UTC time the turn is stored with.
+    """
+    if user is None or user == OWNER:
+        payload = "\x1f".join((at, speaker or "", text))
+    else:
+        payload = json.dumps(["turn", user, at, speaker or "", text])
+    return "turn-" + hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 class FactError(ValueError):
@@ -255,7 +284,7 @@ def to_utc_naive(value: Any, field_name: str, where: str, fid: str | None) -> da
 
 
 def _err(where: str, fid: Any, field_name: str, problem: str) -> FactError:
-    return FactError(f"{where}: fact {fid!r}: field {field_name!r}: {problem}")
+    return FactError(f"{where}: fact {shown(fid)}: field {field_name!r}: {problem}")
 
 
 def _is_number(x: Any) -> bool:
@@ -274,15 +303,6 @@ def _finite(x: Any) -> bool:
     return math.isfinite(x)
 
 
-def _show(value: Any, limit: int = 60) -> str:
-    """A value for an error message: its repr, shortened; a huge integer by its size (its repr
-    could exceed Python's int-to-str digit limit)."""
-    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
-        return f"an integer of {len(str(abs(value))) if value.bit_length() < 10_000 else 'over 3000'} digits"
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 5] + "…" + text[-4:]
-
-
 #: The most characters of one stored string of a fact (its text, id, slot, speaker): every
 #: interface refuses a longer one (``fr bank add`` and MCP ``remember`` through this check, MCP's
 #: other arguments by the same number). Long enough for any message of the benchmarks here
@@ -290,11 +310,23 @@ def _show(value: Any, limit: int = 60) -> str:
 MAX_TEXT_CHARS = 1_000_000
 
 
+#: Control characters, refused in ids, link targets and user names (one class for all three):
+#: C0 (U+0000–U+001F), DEL (U+007F) and C1 (U+0080–U+009F, U+0085 NEXT LINE among them).
+CONTROL_CHARACTERS = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
+def first_control(value: str) -> str | None:
+    """The first character of ``value`` in :data:`CONTROL_CHARACTERS`, or ``None``."""
+    m = CONTROL_CHARACTERS.search(value)
+    return None if m is None else m.group(0)
+
+
 def _check_string(where: str, fid: Any, field_name: str, value: str, is_id: bool = False) -> None:
     """A stored string must be valid Unicode (no lone surrogates, which SQLite cannot store as
     UTF-8) of at most :data:`MAX_TEXT_CHARS` characters; an id (or link target) also has no
-    control characters (a NUL cannot be passed on a command line, so such an id could never be
-    erased from the CLI; others corrupt terminals)."""
+    control characters (:func:`first_control`, the rule of user names: a NUL cannot be passed on
+    a command line, so such an id could never be erased from the CLI; others corrupt terminals or,
+    as U+0085, break a line)."""
     if len(value) > MAX_TEXT_CHARS:
         raise _err(where, fid, field_name, f"{len(value):,} characters; at most {MAX_TEXT_CHARS:,}")
     try:
@@ -307,7 +339,7 @@ def _check_string(where: str, fid: Any, field_name: str, value: str, is_id: bool
             f"not valid Unicode: unpaired surrogate U+{ord(value[e.start]):04X} at position {e.start}",
         ) from None
     if is_id:
-        bad = next((c for c in value if ord(c) < 0x20 or ord(c) == 0x7F), None)
+        bad = first_control(value)
         if bad is not None:
             raise _err(
                 where,
@@ -319,15 +351,15 @@ def _check_string(where: str, fid: Any, field_name: str, value: str, is_id: bool
 
 def _categories(value: Any, where: str, fid: str) -> dict[str, float]:
     if not isinstance(value, Mapping) or not value:
-        raise _err(where, fid, "categories", f"expected a non-empty mapping {{CATEGORY: weight}}, got {_show(value)}")
+        raise _err(where, fid, "categories", f"expected a non-empty mapping {{CATEGORY: weight}}, got {shown(value)}")
     out: dict[str, float] = {}
     for name, w in value.items():
         if name not in _CATEGORY_SET:
             raise _err(
-                where, fid, "categories", f"unknown category {_show(name)}; expected one of {', '.join(CATEGORY_NAMES)}"
+                where, fid, "categories", f"unknown category {shown(name)}; expected one of {', '.join(CATEGORY_NAMES)}"
             )
         if not _is_number(w) or not _finite(w) or w < 0:
-            raise _err(where, fid, "categories", f"weight of {name} must be a finite number ≥ 0, got {_show(w)}")
+            raise _err(where, fid, "categories", f"weight of {name} must be a finite number ≥ 0, got {shown(w)}")
         out[name] = float(w)
     total = sum(out.values())
     if abs(total - 1.0) > WEIGHT_SUM_TOL:
@@ -343,7 +375,7 @@ def _links(value: Any, where: str, fid: str) -> dict[str, tuple[str, ...]]:
     out: dict[str, tuple[str, ...]] = {}
     for kind, targets in value.items():
         if kind not in LINK_KINDS:
-            raise _err(where, fid, "links", f"unknown link kind {_show(kind)}; expected one of {', '.join(LINK_KINDS)}")
+            raise _err(where, fid, "links", f"unknown link kind {shown(kind)}; expected one of {', '.join(LINK_KINDS)}")
         if isinstance(targets, str):
             targets = (targets,)
         if not isinstance(targets, (list, tuple)):
@@ -351,7 +383,7 @@ def _links(value: Any, where: str, fid: str) -> dict[str, tuple[str, ...]]:
         ids: list[str] = []
         for j, t in enumerate(targets):
             if not isinstance(t, str) or not t:
-                raise _err(where, fid, "links", f"{kind}[{j}]: expected a non-empty id string, got {_show(t)}")
+                raise _err(where, fid, "links", f"{kind}[{j}]: expected a non-empty id string, got {shown(t)}")
             _check_string(where, fid, "links", t, is_id=True)
             if t == fid:
                 raise _err(where, fid, "links", f"{kind}[{j}]: an edge cannot link to itself")
@@ -383,7 +415,7 @@ def parse_fact(obj: FactRecord | Mapping[str, Any], where: str = "fact") -> Fact
     _check_string(where, fid, "id", fid, is_id=True)
     kind = obj.get("kind", "fact")
     if kind not in EDGE_KINDS:
-        raise _err(where, fid, "kind", f"expected one of {EDGE_KINDS}, got {_show(kind)}")
+        raise _err(where, fid, "kind", f"expected one of {EDGE_KINDS}, got {shown(kind)}")
     for key in REQUIRED_KEYS[kind]:  # "id" first: already checked above
         if obj.get(key) is None:
             raise _err(where, fid, key, "missing")
@@ -415,7 +447,7 @@ def _given_user(value: Any, where: str, fid: Any) -> Any:
     if value is None:
         return OWNER
     if isinstance(value, str) and not value.strip():
-        raise _err(where, fid, "user", f"expected a non-empty user name or null (the owner), got {_show(value)}")
+        raise _err(where, fid, "user", f"expected a non-empty user name or null (the owner), got {shown(value)}")
     return value
 
 
@@ -426,7 +458,7 @@ def check_user(value: Any, what: str = "user") -> str:
     if value is None or value == OWNER:
         return OWNER
     if not isinstance(value, str) or not value.strip():
-        raise ValueError(f"{what}: expected a non-empty user name (or none for the bank's owner), got {_show(value)}")
+        raise ValueError(f"{what}: expected a non-empty user name (or none for the bank's owner), got {shown(value)}")
     _user_text(value, lambda problem: ValueError(f"{what}: {problem}"))
     return value
 
@@ -438,7 +470,7 @@ def _user_text(value: str, error) -> None:
         raise error(
             f"not valid Unicode: unpaired surrogate U+{ord(value[e.start]):04X} at position {e.start}"
         ) from None
-    bad = next((c for c in value if ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0), None)
+    bad = first_control(value)
     if bad is not None:
         raise error(
             f"contains control character U+{ord(bad):04X} at position {value.index(bad)}; user names must be printable"
@@ -464,37 +496,47 @@ def validate_record(rec: FactRecord, where: str = "fact") -> FactRecord:
     said = to_utc_naive(rec.said_at, "said_at", where, fid)
     event = None if rec.event_time is None else to_utc_naive(rec.event_time, "event_time", where, fid)
     if rec.slot is not None and (not isinstance(rec.slot, str) or not rec.slot.strip()):
-        raise _err(where, fid, "slot", f"expected a non-empty string or null, got {_show(rec.slot)}")
+        raise _err(where, fid, "slot", f"expected a non-empty string or null, got {shown(rec.slot)}")
     if rec.slot is not None:
         _check_string(where, fid, "slot", rec.slot)
     conf = rec.confidence
     if not _is_number(conf) or not _finite(conf) or not 0.0 <= conf <= 1.0:
-        raise _err(where, fid, "confidence", f"expected a number in [0, 1], got {_show(conf)}")
+        raise _err(where, fid, "confidence", f"expected a number in [0, 1], got {shown(conf)}")
     numeric = rec.numeric
     if numeric is None:
         numeric = detect_numeric(rec.text)
     elif not isinstance(numeric, bool):
-        raise _err(where, fid, "numeric", f"expected true/false, got {_show(numeric)}")
+        raise _err(where, fid, "numeric", f"expected true/false, got {shown(numeric)}")
     links = _links(rec.links, where, fid)
     session = rec.session
     if session is not None and (not isinstance(session, int) or isinstance(session, bool)):
-        raise _err(where, fid, "session", f"expected an integer or null, got {_show(session)}")
+        raise _err(where, fid, "session", f"expected an integer or null, got {shown(session)}")
     if session is not None and not INT64_MIN <= session <= INT64_MAX:
-        raise _err(where, fid, "session", f"expected an integer in [-2^63, 2^63 - 1], got {_show(session)}")
+        raise _err(where, fid, "session", f"expected an integer in [-2^63, 2^63 - 1], got {shown(session)}")
     if rec.kind not in EDGE_KINDS:
-        raise _err(where, fid, "kind", f"expected one of {EDGE_KINDS}, got {_show(rec.kind)}")
+        raise _err(where, fid, "kind", f"expected one of {EDGE_KINDS}, got {shown(rec.kind)}")
     if rec.speaker is not None and not isinstance(rec.speaker, str):
-        raise _err(where, fid, "speaker", f"expected a string or null, got {_show(rec.speaker)}")
+        raise _err(where, fid, "speaker", f"expected a string or null, got {shown(rec.speaker)}")
     if rec.speaker is not None:
         _check_string(where, fid, "speaker", rec.speaker)
     if not isinstance(rec.quarantined, bool):
-        raise _err(where, fid, "quarantined", f"expected true/false, got {_show(rec.quarantined)}")
+        raise _err(where, fid, "quarantined", f"expected true/false, got {shown(rec.quarantined)}")
     if not isinstance(rec.user, str):
-        raise _err(where, fid, "user", f"expected a user name (a string) or null, got {_show(rec.user)}")
+        raise _err(where, fid, "user", f"expected a user name (a string) or null, got {shown(rec.user)}")
     if rec.user != OWNER:
         if not rec.user.strip():
-            raise _err(where, fid, "user", f"expected a non-empty user name or null (the owner), got {_show(rec.user)}")
+            raise _err(where, fid, "user", f"expected a non-empty user name or null (the owner), got {shown(rec.user)}")
         _user_text(rec.user, lambda problem: _err(where, fid, "user", problem))
+        if DERIVED_TURN_ID.fullmatch(fid) and (
+            rec.kind != "turn" or fid != turn_id(rec.text, rec.speaker, said.isoformat(), rec.user)
+        ):
+            raise _err(
+                where,
+                fid,
+                "id",
+                "the form turn-<16 hex digits> is reserved for the id this user's turn derives from its time, "
+                "speaker and text (docs/formats.md#users); omit the id (MCP remember derives it) or choose another",
+            )
     return dataclasses.replace(
         rec,
         categories=cats,

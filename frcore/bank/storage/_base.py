@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
+from ..._shown import shown
 from ..records import (
     OWNER,
     Snapshot,
@@ -136,8 +137,8 @@ class _Handle(_Schema):
             else None
         )
         if row is None or row[0] != user:
-            shown = "" if user == OWNER else f" of user {user!r}"
-            raise StoreError(f"{what}: edge_id {edge_id!r}: no such edge{shown}", "unknown_id")
+            whose = "" if user == OWNER else f" of user {shown(user)}"
+            raise StoreError(f"{what}: edge_id {shown(edge_id)}: no such edge{whose}", "unknown_id")
 
     @staticmethod
     def _existing(conn: sqlite3.Connection, ids: Sequence[str]) -> set[str]:
@@ -170,7 +171,7 @@ class _Handle(_Schema):
         bad = ~np.isfinite(v).all(axis=1)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            raise StoreError(f"{what}: field 'vectors': non-finite value in row {i} (id {ids[i]!r})")
+            raise StoreError(f"{what}: field 'vectors': non-finite value in row {i} (id {shown(ids[i])})")
         return v
 
     @staticmethod

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from ..._ontology import ONTOLOGY, SUPERSESSION_CONFIDENCE_THRESHOLD, category_index
+from ..._shown import shown
 from ..._time import now
 from ..records import OWNER, FactRecord, check_user, injection_finding, parse_fact, to_utc_naive
 from ._common import StoreError, shown_user
@@ -53,11 +54,13 @@ def parse_batch(
         r = parse_fact(f, labels[i])
         if user is not None and r.user != user:
             raise StoreError(
-                f"{labels[i]}: fact {r.id!r}: field 'user': {shown_user(r.user)} is not the user this batch "
+                f"{labels[i]}: fact {shown(r.id)}: field 'user': {shown_user(r.user)} is not the user this batch "
                 f"is written for ({shown_user(user)}); write it for that user (Bank.for_user, fr bank --user)"
             )
         if r.id in seen:
-            raise StoreError(f"{labels[i]}: fact {r.id!r}: field 'id': duplicate in batch (also {labels[seen[r.id]]})")
+            raise StoreError(
+                f"{labels[i]}: fact {shown(r.id)}: field 'id': duplicate in batch (also {labels[seen[r.id]]})"
+            )
         seen[r.id] = i
         records.append(r)
     return Batch(records, labels, seen, rec_at, batch_warnings(records, labels, seen))
@@ -98,7 +101,7 @@ def batch_warnings(records: Sequence[FactRecord], labels: Sequence[str], seen: M
             found.append(
                 (
                     i,
-                    f"{labels[i]}: fact {r.id!r}: field 'event_time': {r.event_time.isoformat()} is before its "
+                    f"{labels[i]}: fact {shown(r.id)}: field 'event_time': {r.event_time.isoformat()} is before its "
                     f"said_at {r.said_at.isoformat()}; accepted as given ({consequence})",
                 )
             )
@@ -115,20 +118,20 @@ def _cycle_warning(
     before their source)."""
     members = set(cycle)
     idle = [
-        f"{records[u].id!r} → {records[v].id!r}"
+        f"{shown(records[u].id)} → {shown(records[v].id)}"
         for u in cycle
         if records[u].confidence >= SUPERSESSION_CONFIDENCE_THRESHOLD
         for v in (seen[t] for t in records[u].links.get("supersedes", ()) if t in seen)
         if v in members and not _said_before(records, v, u)
     ]
     line = (
-        f"{labels[cycle[0]]}: fact {records[cycle[0]].id!r}: field 'links': supersedes links form a cycle among "
+        f"{labels[cycle[0]]}: fact {shown(records[cycle[0]].id)}: field 'links': supersedes links form a cycle among "
         f"{_shown_ids([records[k].id for k in cycle])} in this batch; accepted as given"
     )
     if idle:
-        shown = ", ".join(idle[:_SHOWN]) + (", …" if len(idle) > _SHOWN else "")
+        listed = ", ".join(idle[:_SHOWN]) + (", …" if len(idle) > _SHOWN else "")
         verb = "supersedes" if len(idle) == 1 else "supersede"
-        line += f": a link supersedes only a fact said before its source, so {shown} {verb} nothing"
+        line += f": a link supersedes only a fact said before its source, so {listed} {verb} nothing"
     return line
 
 

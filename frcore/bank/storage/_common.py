@@ -14,6 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from ..._shown import shown
 from ..guard import instruction_rule
 from ..records import (
     OWNER,
@@ -86,8 +87,14 @@ class _Retry(Exception):
 def storage_error(path: str, exc: sqlite3.Error, doing: str | None = None) -> StoreError:
     """One line for an SQLite failure on the bank ``path``: what happened, and what it means."""
     name = getattr(exc, "sqlite_errorname", "") or ""
-    msg = str(exc)
+    msg = " ".join(str(exc).split())  # one line: SQLite may quote schema SQL over several
     what = f"{path}: " + (f"{doing}: " if doing else "")
+    if msg.startswith("Could not decode to UTF-8"):  # bytes of a stored text flipped: the file is damaged
+        column = msg.split("column ", 1)[-1].split(" with text", 1)[0]
+        msg = f"column {column} holds bytes that are not UTF-8"
+        name = "SQLITE_CORRUPT"
+    if len(msg) > 200:
+        msg = f"{msg[:200]}… ({len(msg):,} characters)"
     if name == "SQLITE_NOTADB" or "file is not a database" in msg:
         return StoreError(f"{path}: not an FR-Bank: not an SQLite database ({msg})", "not_a_bank")
     if name.startswith("SQLITE_CORRUPT") or "malformed" in msg:
@@ -140,14 +147,14 @@ def _check_text_arg(value: Any, name: str, what: str) -> None:
         return
     if not isinstance(value, str) or (name == "edge_id" and not value):
         raise StoreError(
-            f"{what}: {name} {value!r}: expected a non-empty string"
+            f"{what}: {name} {shown(value)}: expected a non-empty string"
             if name == "edge_id"
             else f"{what}: {name}: expected a string or null, got {type(value).__name__}"
         )
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:
-        raise StoreError(f"{what}: {name} {value!r}: not valid Unicode (unpaired surrogate)") from None
+        raise StoreError(f"{what}: {name} {shown(value)}: not valid Unicode (unpaired surrogate)") from None
     if name == "reason":  # kept and shown back (MCP history): never an instruction to the model
         rule = instruction_rule(value)
         if rule is not None:

@@ -483,7 +483,8 @@ class BankIndex:
 
     def append(self, rows: Rows, bank_id: str, erasures: int, covered_hi: int, stamp: str) -> bool:
         """Write ``rows`` as a new last segment (``stamp``: the :func:`row_stamp` of its last row),
-        if the index ends at ``covered_hi`` (the rows before them are the ones indexed), then merge (module docstring; a segment found damaged
+        if the index ends at ``covered_hi`` (the rows before them are the ones indexed), then
+        merge (module docstring; a segment found damaged
         is not merged: the next load drops it). Returns whether it was written; an error writing
         it is kept in :attr:`error` (the bank is unaffected)."""
         if self.readonly:

@@ -78,6 +78,7 @@ from typing import Any
 
 import numpy as np
 
+from ..._shown import shown
 from ..._time import now
 from ..records import (
     OWNER,
@@ -316,6 +317,9 @@ class Store(_Loading):
         findings = batch.findings if batch.findings is not None else quarantine_findings(records)
         ids = [r.id for r in records]
         users = {r.id: r.user for r in records}
+        # read the bank before writing to it: the load that follows the write reads the same
+        # rows, and a damaged file then fails here, with nothing written, not after the commit
+        self.sync_index()
         for _attempt in range(5):
             with self._lock:
                 stored = self._stored(self.conn, ids)
@@ -336,15 +340,21 @@ class Store(_Loading):
             except _Retry:
                 continue
             new_ids = {r.id for r in new}
+            warnings = [*batch.warnings, *self._erased_again(new, [labels[rows[r.id]] for r in new])]
             if new_vectors is not None:
                 self._written = (new_vectors[0], [r.id for r in new], new_vectors[1])
             self._backfill(records, new_ids, given)
             try:
                 self.sync_index()
+                if ann is not None:
+                    self.update_ann(ann)
+            except StoreError as e:  # committed: the add completed; only its index is behind
+                warnings.append(
+                    f"{self.path}: the facts were stored, but reading the bank back failed ({e.kind}): "
+                    f"its index was not brought up to date"
+                )
             finally:
                 self._written = None
-            if ann is not None:
-                self.update_ann(ann)
             held = [
                 {"id": r.id, "field": findings[r.id][0], "rule": findings[r.id][1], "slot": r.slot}
                 for r in records
@@ -354,7 +364,7 @@ class Store(_Loading):
                 [r.id for r in records if r.id in new_ids],
                 [r.id for r in records if r.id not in new_ids],
                 held,
-                batch.warnings,
+                warnings,
             )
         raise StoreError(
             f"{self.path}: the stored ids kept changing while this batch was added (concurrent writers); retry", "busy"
@@ -398,14 +408,14 @@ class Store(_Loading):
                 continue
             if old.user != r.user:  # another user's fact: nothing about it is said
                 raise StoreError(
-                    f"{labels[i]}: fact {r.id!r}: field 'id': already in use in this bank; use a new id "
+                    f"{labels[i]}: fact {shown(r.id)}: field 'id': already in use in this bank; use a new id "
                     "(ids are unique across the bank's users)"
                 )
             diff = _differs(old, r)
             if diff:
                 raise StoreError(
-                    f"{labels[i]}: fact {r.id!r}: field 'id': already stored with different content ({', '.join(diff)} "
-                    "differ); "
+                    f"{labels[i]}: fact {shown(r.id)}: field 'id': already stored with different content "
+                    f"({', '.join(diff)} differ); "
                     f"use a new id (re-adding an identical fact is a no-op)"
                 )
         return new
@@ -429,13 +439,14 @@ class Store(_Loading):
                     if target_user is None or (t not in seen and target_user != r.user):
                         # another user's fact is not said to exist
                         raise StoreError(
-                            f"{labels[seen[r.id]]}: fact {r.id!r}: field 'links': {kind} target {t!r} is neither "
-                            "stored nor in the batch" + ("" if r.user == OWNER else f" (for user {r.user!r})")
+                            f"{labels[seen[r.id]]}: fact {shown(r.id)}: field 'links': {kind} target {shown(t)} "
+                            "is neither stored nor in the batch"
+                            + ("" if r.user == OWNER else f" (for user {shown(r.user)})")
                         )
                     if target_user != r.user:
                         raise StoreError(
-                            f"{labels[seen[r.id]]}: fact {r.id!r}: field 'links': {kind} target {t!r} is a fact of "
-                            f"another user ({shown_user(target_user)}, not {shown_user(r.user)}); links "
+                            f"{labels[seen[r.id]]}: fact {shown(r.id)}: field 'links': {kind} target {shown(t)} "
+                            f"is a fact of another user ({shown_user(target_user)}, not {shown_user(r.user)}); links "
                             "only name facts of the same user"
                         )
 
@@ -573,6 +584,24 @@ class Store(_Loading):
             purge = {"purged": False, "note": f"{purge['note']}; {index_note}"}
         return out | self._verified_purge(purge, erased)
 
+    def _erased_again(self, new: Sequence[FactRecord], labels: Sequence[str]) -> list[str]:
+        """One warning per newly stored fact whose id an erase's audit record names (its salted
+        hash, :func:`id_hash`, matches): re-adding a file after an erase stores the erased fact
+        again, and the owner is told so. Cost: one hash per erase record per new fact."""
+        with self._lock:
+            audit = self.conn.execute("SELECT id_hash, salt, erased_at FROM audit WHERE action='erase'").fetchall()
+        if not audit:
+            return []
+        out = []
+        for r, label in zip(new, labels):
+            when = next((at for h, salt, at in audit if id_hash(r.id, bytes.fromhex(salt)) == h), None)
+            if when is not None:
+                out.append(
+                    f"{label}: fact {shown(r.id)}: field 'id': a fact with this id was erased on {when} "
+                    f"(audit record); it is stored again"
+                )
+        return out
+
     def _verified_purge(self, purge: dict[str, Any], erased: list[str]) -> dict[str, Any]:
         """``purge`` (:meth:`purge`'s report) checked against the files: every file the bank owns
         (:func:`frcore.bank.storage._common.bank_files`) is scanned for the erased strings;
@@ -631,7 +660,7 @@ class Store(_Loading):
             self._require(conn, edge_id, "release", user)
             row = conn.execute("SELECT quarantined FROM edges WHERE id=?", (edge_id,)).fetchone()
             if not row[0]:
-                raise StoreError(f"release: edge_id {edge_id!r}: not quarantined; nothing to release")
+                raise StoreError(f"release: edge_id {shown(edge_id)}: not quarantined; nothing to release")
             old = conn.execute(
                 "SELECT released_at, reason FROM releases WHERE edge_id=? ORDER BY seq LIMIT 1", (edge_id,)
             ).fetchone()
@@ -662,5 +691,5 @@ class Store(_Loading):
                 if fid in found:
                     keep.append(i)
                 elif not skip_missing:
-                    raise StoreError(f"put_embeddings: ids[{i}]: edge {fid!r} is not stored")
+                    raise StoreError(f"put_embeddings: ids[{i}]: edge {shown(fid)} is not stored")
             self._put_vectors(conn, model, [ids[i] for i in keep], v[keep], "put_embeddings")
