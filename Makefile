@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.frcore-installed
 
-.PHONY: setup reproduce reproduce-quick lint test
+.PHONY: setup reproduce reproduce-quick lint test test-fast
 
 setup: $(STAMP)
 
@@ -28,5 +28,11 @@ lint: setup
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 
+# Everything (CI): lint, then every test.
 test: lint
-	$(PY) -m pytest
+	$(PY) -m pytest --durations=15
+
+# The fast lane: no test that starts or kills a process, server or cluster, none marked slow
+# (tests/conftest.py marks them); no lint.
+test-fast: setup
+	$(PY) -m pytest -m "not integration and not slow" --durations=15

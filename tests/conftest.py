@@ -47,3 +47,37 @@ def hash_embedder():
     from frcore.bank import get_embedder
 
     return get_embedder("hash")
+
+
+#: what marks a test ``integration``: it starts another process, a server or a cluster, or kills one
+#: (words of its own source or of a fixture it uses); ``make test-fast`` deselects these
+_INTEGRATION_WORDS = ("subprocess", "Popen", "SIGKILL", "os.kill", "multiprocessing", "LocalCluster", "sys.executable")
+
+
+def _source(fn) -> str:
+    import inspect
+
+    try:
+        return inspect.getsource(fn)
+    except (OSError, TypeError):
+        return ""
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark every test that starts or kills a process, server or cluster ``integration`` (and
+    ``slow``): ``make test`` runs everything, ``make test-fast`` runs ``-m "not integration and not slow"``."""
+    seen: dict[object, bool] = {}
+
+    def spawns(fn) -> bool:
+        if fn not in seen:
+            seen[fn] = any(w in _source(fn) for w in _INTEGRATION_WORDS)
+        return seen[fn]
+
+    for item in items:
+        fns = [getattr(item, "function", None)]
+        info = getattr(item, "_fixtureinfo", None)
+        for defs in info.name2fixturedefs.values() if info is not None else ():
+            fns += [d.func for d in defs]
+        if any(fn is not None and spawns(fn) for fn in fns):
+            item.add_marker(pytest.mark.integration)
+            item.add_marker(pytest.mark.slow)
