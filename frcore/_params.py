@@ -7,7 +7,7 @@ value. Defaults come from the ontology table only (one source of truth).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
 import jax
@@ -16,12 +16,14 @@ import numpy as np
 
 from ._ontology import (
     ANTICIPATION,
+    CATEGORY_NAMES,
     GLOBAL_ALPHA_DEFAULT,
     HOURS_PER_MESSAGE,
     N_CATEGORIES,
     UNIFORM_RATE_PER_HOUR,
     as_arrays,
 )
+from ._shown import SHOWN_CHARS, shown
 from ._types import Leaf
 
 #: Our choice (the paper gives no number): routing term = log(1 + ROUTING_BOOST · Σ_c w_c r_c).
@@ -146,13 +148,83 @@ def params_to_numpy(params: LifecycleParams) -> LifecycleParams:
     return LifecycleParams(*(np.asarray(x, dtype=np.float64) for x in params))
 
 
+#: Leaves with one value per category (in table order), and their override group names.
+CATEGORY_LEAVES = {"rates": "rate", "alpha": "alpha", "floors": "floor", "cognitive_rates": "cognitive_rate"}
+#: Clock kinds (columns of ``clocks``).
+CLOCK_KINDS = ("abs", "session", "conv")
+
+
+class ParamsError(ValueError):
+    """A malformed parameter file or override; ``field`` names the offending field and
+    ``source`` the file or flag it came from (both in the one-line message)."""
+
+    def __init__(self, field: str, problem: str, source: str | None = None):
+        self.field, self.problem, self.source = field, problem, source
+        named = field if len(field) <= SHOWN_CHARS else shown(field)  # an override NAME=VALUE as given
+        super().__init__(f"{source}: {named}: {problem}" if source else f"{named}: {problem}")
+
+
+def _fmt(v: float) -> str:
+    return f"{float(v):.6g}"
+
+
+def check_leaves(leaves: Mapping[str, np.ndarray], source: str | None = None, prefix: str = "params.") -> None:
+    """Check shapes and ranges of float64 leaves, naming the field (and category) of the first
+    violation: ``params.alpha.OBLIGATIONS: must lie in [0, 1], got 1.5``."""
+    C = N_CATEGORIES
+    for name in LifecycleParams._fields:
+        v = leaves[name]
+        want = PARAM_SHAPES[name]
+        if v.shape != want:
+            what = {
+                (C,): f"{C} numbers (one per category, in table order)",
+                (C, 3): f"{C} rows of 3 numbers",
+                (): "a number",
+            }[want]
+            raise ParamsError(prefix + name, f"expected {what}, got shape {v.shape}", source)
+
+    def where(name: str, flat: int) -> str:
+        if name in CATEGORY_LEAVES:
+            return f"{prefix}{name}.{CATEGORY_NAMES[flat]}"
+        if name == "clocks":
+            return f"{prefix}clocks.{CATEGORY_NAMES[flat // 3]}.{CLOCK_KINDS[flat % 3]}"
+        return prefix + name
+
+    for name in LifecycleParams._fields:
+        v = np.atleast_1d(leaves[name]).ravel()
+        bad = np.flatnonzero(~np.isfinite(v))
+        if bad.size:
+            raise ParamsError(where(name, int(bad[0])), f"not a finite number ({v[bad[0]]})", source)
+        if name in POSITIVE_PARAMS:
+            bad = np.flatnonzero(v <= 0)
+            if bad.size:
+                raise ParamsError(where(name, int(bad[0])), f"must be > 0, got {_fmt(v[bad[0]])}", source)
+        if name in UNIT_PARAMS:
+            bad = np.flatnonzero((v < 0) | (v > 1))
+            if bad.size:
+                raise ParamsError(where(name, int(bad[0])), f"must lie in [0, 1], got {_fmt(v[bad[0]])}", source)
+    clocks = leaves["clocks"]
+    neg = np.argwhere(clocks < 0)
+    if neg.size:
+        r, k = (int(x) for x in neg[0])
+        raise ParamsError(
+            f"{prefix}clocks.{CATEGORY_NAMES[r]}.{CLOCK_KINDS[k]}", f"must be ≥ 0, got {_fmt(clocks[r, k])}", source
+        )
+    rows = np.flatnonzero(np.abs(clocks.sum(axis=1) - 1.0) > CLOCK_SUM_TOL)
+    if rows.size:
+        r = int(rows[0])
+        raise ParamsError(
+            f"{prefix}clocks.{CATEGORY_NAMES[r]}",
+            f"the row must sum to 1, got {_fmt(clocks[r].sum())} ({'/'.join(map(_fmt, clocks[r]))})",
+            source,
+        )
+
+
 def validate_params(params: LifecycleParams) -> LifecycleParams:
-    """Check shapes and ranges at the boundary; a ``ValueError`` (``frcore._params_io.ParamsError``)
+    """Check shapes and ranges at the boundary; a ``ValueError`` (``ParamsError``)
     naming the leaf and, for a per-category value, the category by name, never an index:
     ``params.rates.OTHER: must be > 0, got -0.001``, ``params.clocks.OBLIGATIONS.conv: must be ≥ 0``
-    (the rule of a parameter file, ``frcore._params_io.check_leaves``)."""
-    from ._params_io import check_leaves  # the one check of the leaves (that module imports this one)
-
+    (the rule of a parameter file, :func:`check_leaves`)."""
     check_leaves(params_to_numpy(params)._asdict())
     return params
 

@@ -36,39 +36,26 @@ import numpy as np
 
 from ._ontology import CATEGORY_NAMES, N_CATEGORIES
 from ._params import (
-    CLOCK_SUM_TOL,
-    PARAM_SHAPES,
-    POSITIVE_PARAMS,
-    UNIT_PARAMS,
+    CATEGORY_LEAVES,
+    CLOCK_KINDS,
     LifecycleParams,
+    ParamsError,
+    _fmt,
+    check_leaves,
     default_params,
     validate_params,
 )
-from ._shown import SHOWN_CHARS, shown
+from ._shown import shown
 
 #: The ``format`` tag of a parameter file.
 PARAMS_FORMAT = "frcore-params-v1"
 #: Top-level keys a parameter file may hold (``format`` and ``params`` are required).
 FILE_KEYS = ("format", "params", "certificate", "provenance")
 
-#: Leaves with one value per category (in table order), and their override group names.
-CATEGORY_LEAVES = {"rates": "rate", "alpha": "alpha", "floors": "floor", "cognitive_rates": "cognitive_rate"}
 #: Override group (singular or leaf name) → leaf.
 GROUPS = {**{g: leaf for leaf, g in CATEGORY_LEAVES.items()}, **{leaf: leaf for leaf in CATEGORY_LEAVES}}
-#: Clock kinds (columns of ``clocks``).
-CLOCK_KINDS = ("abs", "session", "conv")
 #: Scalar leaves (settable as ``NAME=V``).
 SCALAR_LEAVES = tuple(n for n in LifecycleParams._fields if n not in CATEGORY_LEAVES and n != "clocks")
-
-
-class ParamsError(ValueError):
-    """A malformed parameter file or override; ``field`` names the offending field and
-    ``source`` the file or flag it came from (both in the one-line message)."""
-
-    def __init__(self, field: str, problem: str, source: str | None = None):
-        self.field, self.problem, self.source = field, problem, source
-        named = field if len(field) <= SHOWN_CHARS else shown(field)  # an override NAME=VALUE as given
-        super().__init__(f"{source}: {named}: {problem}" if source else f"{named}: {problem}")
 
 
 # ----------------------------------------------------------------------------- validation
@@ -83,62 +70,6 @@ def _category(name: str, field: str, source: str | None) -> list[int]:
             field, f"unknown category {shown(name)}; expected one of {', '.join(CATEGORY_NAMES)} or *", source
         )
     return [CATEGORY_NAMES.index(up)]
-
-
-def _fmt(v: float) -> str:
-    return f"{float(v):.6g}"
-
-
-def check_leaves(leaves: Mapping[str, np.ndarray], source: str | None = None, prefix: str = "params.") -> None:
-    """Check shapes and ranges of float64 leaves, naming the field (and category) of the first
-    violation: ``params.alpha.OBLIGATIONS: must lie in [0, 1], got 1.5``."""
-    C = N_CATEGORIES
-    for name in LifecycleParams._fields:
-        v = leaves[name]
-        want = PARAM_SHAPES[name]
-        if v.shape != want:
-            what = {
-                (C,): f"{C} numbers (one per category, in table order)",
-                (C, 3): f"{C} rows of 3 numbers",
-                (): "a number",
-            }[want]
-            raise ParamsError(prefix + name, f"expected {what}, got shape {v.shape}", source)
-
-    def where(name: str, flat: int) -> str:
-        if name in CATEGORY_LEAVES:
-            return f"{prefix}{name}.{CATEGORY_NAMES[flat]}"
-        if name == "clocks":
-            return f"{prefix}clocks.{CATEGORY_NAMES[flat // 3]}.{CLOCK_KINDS[flat % 3]}"
-        return prefix + name
-
-    for name in LifecycleParams._fields:
-        v = np.atleast_1d(leaves[name]).ravel()
-        bad = np.flatnonzero(~np.isfinite(v))
-        if bad.size:
-            raise ParamsError(where(name, int(bad[0])), f"not a finite number ({v[bad[0]]})", source)
-        if name in POSITIVE_PARAMS:
-            bad = np.flatnonzero(v <= 0)
-            if bad.size:
-                raise ParamsError(where(name, int(bad[0])), f"must be > 0, got {_fmt(v[bad[0]])}", source)
-        if name in UNIT_PARAMS:
-            bad = np.flatnonzero((v < 0) | (v > 1))
-            if bad.size:
-                raise ParamsError(where(name, int(bad[0])), f"must lie in [0, 1], got {_fmt(v[bad[0]])}", source)
-    clocks = leaves["clocks"]
-    neg = np.argwhere(clocks < 0)
-    if neg.size:
-        r, k = (int(x) for x in neg[0])
-        raise ParamsError(
-            f"{prefix}clocks.{CATEGORY_NAMES[r]}.{CLOCK_KINDS[k]}", f"must be ≥ 0, got {_fmt(clocks[r, k])}", source
-        )
-    rows = np.flatnonzero(np.abs(clocks.sum(axis=1) - 1.0) > CLOCK_SUM_TOL)
-    if rows.size:
-        r = int(rows[0])
-        raise ParamsError(
-            f"{prefix}clocks.{CATEGORY_NAMES[r]}",
-            f"the row must sum to 1, got {_fmt(clocks[r].sum())} ({'/'.join(map(_fmt, clocks[r]))})",
-            source,
-        )
 
 
 def _entry(leaf: str | None, depth: int, i: int) -> str:
