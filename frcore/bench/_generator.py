@@ -3,8 +3,9 @@
 The paper's benchmark cannot ship with the project, so this module writes synthetic personas of
 the same format and shape, deterministically from ``(seed, persona_index)``: each persona draws
 from ``numpy.random.default_rng([seed, persona_index])`` and from nothing else, so personas are
-independent and any one can be regenerated alone. All text comes from :mod:`._vocab` (our own
-names, templates and fillers; never text from the real benchmark).
+independent and any one can be regenerated alone. All text comes from the data file
+``vocab.json``, read and checked by :mod:`._vocab` (our own names, templates and fillers; never
+text from the real benchmark).
 
 Shape, mirroring the development split (20 real personas: ~23 facts, 35 sessions over ~18
 months of which ~half are filler, ~290 user turns, ~13 questions each): a stable identity;
@@ -836,7 +837,9 @@ class _Builder:
 
 
 def _check_vocab() -> None:
-    """Every category named in the vocabulary is canonical (fails at import, not mid-run)."""
+    """Every category named in the vocabulary is canonical, every kind has chatter lines and a numeric
+    detail uses ``{amount}`` only where it is filled (fails at import, not mid-run; ``_vocab`` has
+    checked the rest of the file as it loaded)."""
     categorised: tuple[
         V.SlotKind | V.StableKind | V.ContradictionKind | V.RetractionKind | V.TentativeKind | V.DetailKind, ...
     ] = (
@@ -865,6 +868,10 @@ def _check_vocab() -> None:
         for name in pair:
             if name not in CATEGORY_NAMES:
                 raise ValueError(f"vocabulary: unknown category {name!r}")
+    for kind in V.NUMERIC_DETAILS:  # {amount} is filled only for the kinds with an amount range
+        templates = (kind.fact, kind.say, kind.answer)
+        if kind.key not in _AMOUNT_RANGES and any("amount" in V.template_fields(t) for t in templates):
+            raise ValueError(f"vocabulary: numeric detail {kind.key!r} uses {{amount}} but has no amount range")
 
 
 _check_vocab()
