@@ -306,8 +306,8 @@ def _ask(sock_path: str, argv: list[str], env: dict[str, str]) -> dict:
     import frcore_warm
 
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        frcore_warm.handshake(s, sock_path, timeout=600)  # the server's hello, then the request
         s.settimeout(600)
-        s.connect(sock_path)
         frcore_warm.send(s, {"argv": argv, "cwd": os.getcwd(), "env": frcore_warm.answer_environment(env)})
         return frcore_warm.receive(s)
 

@@ -1,13 +1,14 @@
 """Load on ``fr serve --http``: concurrent MCP clients remembering, recalling and forgetting.
 
 ``python -m experiments.serve_load [--clients 20] [--seconds 30] [--embedder hash] [--out FILE]``
-starts ``fr serve --http`` on a new bank on the loopback interface and runs ``--clients`` MCP
+starts ``fr serve --http`` on a new bank on the loopback interface, with a bearer token the
+clients send (authentication on, as by default), and runs ``--clients`` MCP
 clients at once for ``--seconds`` (at most 60). Each client loops over a fixed mix — remember
 (one fact of its own, 40%), recall (40%), forget (one of its own remembered facts, 20%) — chosen
 by a seeded generator. Reported, as one JSON object (and to ``--out``): per tool the calls, errors
 and the p50 / p99 latency in milliseconds; the calls per second; and the acknowledged
 ``remember`` calls whose fact is missing from the bank afterwards (read with ``fr bank export``'s
-API once the server has stopped).
+API once the server has stopped); and the status of a request sent without the token (401).
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import random
+import secrets
 import socket
 import subprocess
 import sys
@@ -25,6 +28,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from frcore.bank.serve import TOKEN_ENV
 
 TOOLS = ("remember", "recall", "forget")
 MIX = (0.4, 0.4, 0.2)
@@ -48,13 +53,27 @@ def _wait_listening(proc: subprocess.Popen, port: int, timeout: float = 90.0) ->
         time.sleep(0.2)
 
 
-async def _client(url: str, i: int, until: float, seed: int, lat: dict, errors: dict, acked: list) -> None:
-    from mcp import Client
+def _status_without_token(port: int) -> int:
+    """The HTTP status of an ``initialize`` sent without the token (401: authentication is on)."""
+    import http.client
+
+    body = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18"}}
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+        c.request("POST", "/mcp", body=json.dumps(body), headers=headers)
+        return c.getresponse().status
+    finally:
+        c.close()
+
+
+async def _client(url: str, token: str, i: int, until: float, seed: int, lat: dict, errors: dict, acked: list) -> None:
+    from frcore.bank.serve import http_client
 
     rng = random.Random(seed * 1000 + i)
     mine: list[str] = []
     n = 0
-    async with Client(url) as client:
+    async with http_client(url, token) as client:
         while time.monotonic() < until:
             tool = rng.choices(TOOLS, MIX)[0]
             if tool == "forget" and not mine:
@@ -99,9 +118,11 @@ def run(clients: int, seconds: float, embedder: str, seed: int = 0) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         bank = Path(tmp) / "load.db"
         port = _free_port()
+        token = secrets.token_urlsafe(32)  # the server asks every request for it (docs/serve.md#authentication)
         proc = subprocess.Popen(
             [sys.executable, "-m", "frcore.cli", "serve", "--bank", str(bank), "--embedder", embedder]
             + ["--http", f"127.0.0.1:{port}"],
+            env={**os.environ, TOKEN_ENV: token},
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
@@ -111,13 +132,14 @@ def run(clients: int, seconds: float, embedder: str, seed: int = 0) -> dict:
         try:
             _wait_listening(proc, port)
             url = f"http://127.0.0.1:{port}/mcp"
+            unauthorized = _status_without_token(port)
 
             async def main() -> None:
                 until = time.monotonic() + seconds
                 with anyio.fail_after(seconds + 60):
                     async with anyio.create_task_group() as tg:
                         for i in range(clients):
-                            tg.start_soon(_client, url, i, until, seed, lat, errors, acked)
+                            tg.start_soon(_client, url, token, i, until, seed, lat, errors, acked)
 
             t0 = time.perf_counter()
             anyio.run(main)
@@ -153,6 +175,7 @@ def run(clients: int, seconds: float, embedder: str, seed: int = 0) -> dict:
         "errors": sum(errors.values()),
         "acknowledged_remembers": len(acked),
         "missing_after": missing,
+        "status_without_token": unauthorized,
         "tools": per_tool,
     }
 

@@ -8,7 +8,9 @@ imports JAX) nor NumPy. The socket of a bank is ``<runtime dir>/<sha256 of its r
 (:func:`socket_path`), in a directory of mode 0700 owned by the user (:func:`runtime_dir`); the
 socket itself is mode 0600. A missing socket, a dead server, a server that declines (another
 bank, an argument it cannot judge) or any error of the exchange falls back to the cold path
-silently. ``FR_NO_WARM=1`` skips the warm path.
+silently. The client waits at most :data:`HANDSHAKE_TIMEOUT_S` (1 s) for the connection and the
+server's :data:`HELLO`, then up to :data:`CLIENT_TIMEOUT_S` for the answer: a stopped or hung
+server costs a query 1 s, never a long query its answer. ``FR_NO_WARM=1`` skips the warm path.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import os
 import socket
 import stat
 import sys
+import time
 
 #: the environment variable that turns the warm path off (``FR_NO_WARM=1``)
 NO_WARM_ENV = "FR_NO_WARM"
@@ -26,8 +29,15 @@ NO_WARM_ENV = "FR_NO_WARM"
 RUNTIME_DIR_ENV = "FR_RUNTIME_DIR"
 #: the ``fr`` commands a warm server answers
 WARM_COMMANDS = (("bank", "query"), ("bank", "explain"))
-#: seconds the client waits for a warm answer before it runs cold
+#: seconds the client waits for a warm answer, once the server has said :data:`HELLO`, before it runs cold
 CLIENT_TIMEOUT_S = 30.0
+#: seconds the client waits for the connection and the server's :data:`HELLO` together: a server
+#: that is stopped, hung, or busy with another request that long is passed by (the client runs cold)
+HANDSHAKE_TIMEOUT_S = 1.0
+#: seconds the server waits for a client's request, and for the client to take its answer
+SERVER_TIMEOUT_S = 5.0
+#: what the server sends as soon as it has accepted a connection, before it reads the request
+HELLO = b"fr-warm 1\n"
 #: the largest message either side reads (bytes)
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 
@@ -109,6 +119,27 @@ def receive(sock: socket.socket) -> dict:
     return value
 
 
+def handshake(sock: socket.socket, path: str, timeout: float = HANDSHAKE_TIMEOUT_S) -> None:
+    """Connect ``sock`` to the server at ``path`` and read its :data:`HELLO`, both within
+    ``timeout`` seconds (``OSError``: ``TimeoutError`` when nothing answers in time; ``ValueError``
+    for another greeting)."""
+    deadline = time.monotonic() + timeout
+    sock.settimeout(timeout)
+    sock.connect(path)
+    got = b""
+    while len(got) < len(HELLO):
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("no hello from the warm server")
+        sock.settimeout(left)
+        chunk = sock.recv(len(HELLO) - len(got))
+        if not chunk:
+            raise ConnectionError("the warm server closed the connection before its hello")
+        got += chunk
+    if got != HELLO:
+        raise ValueError("not a warm server's hello")
+
+
 def _candidate_banks(argv: list[str], cwd: str) -> list[str]:
     """The arguments after ``bank query|explain`` that could be the bank: existing files
     (relative to ``cwd``), not options; the server parses the command line itself and checks
@@ -129,8 +160,8 @@ def warm_answer(argv: list[str], cwd: str | None = None) -> dict | None:
             continue
         try:
             with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-                sock.settimeout(CLIENT_TIMEOUT_S)
-                sock.connect(path)
+                handshake(sock, path)  # at most HANDSHAKE_TIMEOUT_S on a server that does not answer
+                sock.settimeout(CLIENT_TIMEOUT_S)  # then a slow answer is waited for
                 send(sock, {"argv": list(argv), "cwd": cwd, "env": answer_environment(os.environ)})
                 answer = receive(sock)
         except (OSError, ValueError):  # a stale socket, a dead or hung server, a broken answer

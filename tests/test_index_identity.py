@@ -18,8 +18,7 @@ import shutil
 import sqlite3
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from frcore.bank import Bank
 from frcore.bank.storage._index import FORMAT, index_path

@@ -372,12 +372,18 @@ def _free_port() -> int:
 
 
 def test_streamable_http_smoke(tmp_path):
+    import os
+
     import anyio
 
+    from frcore.bank.serve import TOKEN_ENV, http_client
+
     port = _free_port()
+    token = "smoke-test-token-" + "x" * 16
     proc = subprocess.Popen(
         [*FR, "serve", "--bank", str(tmp_path / "h.db"), "--embedder", "hash", "--http", f"127.0.0.1:{port}"],
         cwd=ROOT,
+        env={**os.environ, TOKEN_ENV: token},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
@@ -393,7 +399,7 @@ def test_streamable_http_smoke(tmp_path):
 
         async def main():
             with anyio.fail_after(60):
-                async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+                async with http_client(f"http://127.0.0.1:{port}/mcp", token) as client:
                     got["tools"] = {t.name for t in (await client.list_tools()).tools}
                     await client.call_tool("remember", {"facts": FACTS[:2]})
                     r = await client.call_tool("recall", {"text": "where do I live?", "at": "2025-04-01"})
@@ -571,3 +577,23 @@ def test_recall_with_given_categories(tmp_path):
         assert got["routing"] == {"OBLIGATIONS": 1.0}
         with pytest.raises(ValueError, match="categories: unknown category 'HOBBIES'"):
             m.recall("what is coming up?", categories=["HOBBIES"])
+
+
+def test_turn_ids_over_mcp_are_salted_per_user_and_the_owners_unchanged(tmp_path):
+    """Two users remembering one sentence at one time both store it, under different ids (no
+    "id already in use" tells one whether the other said it); the owner's id is the formula's
+    of (said_at, speaker, text) joined by U+001F, as before; a repeat is unchanged."""
+    import hashlib
+
+    from frcore.bank import Bank
+    from frcore.bank.serve import Memory
+
+    text, at = "I parked the car on level three", "2025-03-15"
+    with Bank.open(str(tmp_path / "b.db"), embedder="hash", create=True) as bank:
+        owner = Memory(bank).remember(turns=[{"text": text, "speaker": "user", "at": at}])
+        bob = Memory(bank.for_user("bob")).remember(turns=[{"text": text, "speaker": "user", "at": at}])
+        again = Memory(bank.for_user("bob")).remember(turns=[{"text": text, "speaker": "user", "at": at}])
+    want = "turn-" + hashlib.sha256("\x1f".join(("2025-03-15T00:00:00", "user", text)).encode()).hexdigest()[:16]
+    assert owner["added"] == [want]
+    assert len(bob["added"]) == 1 and bob["added"][0] != want
+    assert again["added"] == [] and again["unchanged"] == bob["added"]

@@ -155,8 +155,8 @@ def test_warm_answers_equal_the_cold_path_and_see_later_writes(tmp_path, runtime
 
 def _ask(sock_path: str, request: dict) -> dict:
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        frcore_warm.handshake(s, sock_path, timeout=120)
         s.settimeout(120)
-        s.connect(sock_path)
         frcore_warm.send(s, request)
         return frcore_warm.receive(s)
 
@@ -240,3 +240,116 @@ def test_the_client_imports_neither_jax_numpy_nor_frcore():
     code = "import sys, frcore_warm; print(sorted(m for m in ('jax', 'numpy', 'frcore') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], env=_env(Path("/nonexistent")), capture_output=True, text=True)
     assert out.returncode == 0 and out.stdout.strip() == "[]", out.stderr
+
+
+# ------------------------------------------------------------ a server that does not answer (issue 40)
+
+
+def _timed_warm_answer(argv: list[str]) -> tuple[dict | None, float]:
+    t = time.monotonic()
+    got = frcore_warm.warm_answer(argv)
+    return got, time.monotonic() - t
+
+
+def test_a_socket_nobody_accepts_on_costs_at_most_a_second(tmp_path, runtime):
+    """Failure 11 of issue 40: a socket that exists but answers nothing (a listener that never
+    accepts, as a hung server) made every query wait 31.7 s before running cold."""
+    bank = _bank(tmp_path / "b.db")
+    sock = frcore_warm.socket_path(str(bank))
+    assert sock is not None
+    hung = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        hung.bind(sock)
+        hung.listen(4)  # connections queue in the kernel; nothing accepts them
+        argv = ["bank", "query", str(bank), "where do I live", "--at", AT, "--json"]
+        got, took = _timed_warm_answer(argv)
+        assert got is None and took < 5, took
+        out = subprocess.run(
+            [sys.executable, "-m", "frcore_warm", *argv], env=_env(runtime), capture_output=True, text=True
+        )
+        assert out.returncode == 0 and out.stdout == _cold(argv, runtime).stdout and out.stderr == ""
+    finally:
+        hung.close()
+    Path(sock).unlink(missing_ok=True)
+
+
+def test_a_slow_answer_after_the_hello_is_waited_for(tmp_path, runtime):
+    """The 1 s bound is on the connection and the server's hello only: a query the server takes
+    longer over is not cut (a fake server says hello, then answers after 2.5 s)."""
+    import threading
+
+    bank = _bank(tmp_path / "b.db")
+    sock = frcore_warm.socket_path(str(bank))
+    assert sock is not None
+    slow = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    slow.bind(sock)
+    slow.listen(1)
+
+    def serve() -> None:
+        conn, _ = slow.accept()
+        with conn:
+            conn.sendall(frcore_warm.HELLO)
+            frcore_warm.receive(conn)
+            time.sleep(2.5)
+            frcore_warm.send(conn, {"rc": 0, "stdout": "slow but sure\n", "stderr": ""})
+
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    try:
+        got, took = _timed_warm_answer(["bank", "query", str(bank), "where do I live"])
+        assert got == {"rc": 0, "stdout": "slow but sure\n", "stderr": ""} and took >= 2.5
+    finally:
+        t.join(10)
+        slow.close()
+    Path(sock).unlink(missing_ok=True)
+
+
+def test_a_stopped_server_is_passed_by_within_a_second(tmp_path, runtime):
+    """A SIGSTOPped ``serve-local``: queries run cold after at most about a second; once it
+    continues, it answers again."""
+    import signal
+
+    bank = _bank(tmp_path / "b.db")
+    argv = ["bank", "query", str(bank), "where do I live", "--at", AT, "--json"]
+    with Server(bank, runtime) as server:
+        assert frcore_warm.warm_answer(argv) is not None
+        os.kill(server.proc.pid, signal.SIGSTOP)
+        try:
+            for _ in range(2):
+                got, took = _timed_warm_answer(argv)
+                assert got is None and took < 5, took
+        finally:
+            os.kill(server.proc.pid, signal.SIGCONT)
+        assert frcore_warm.warm_answer(argv) is not None  # the queued connections were let go
+
+
+# ------------------------------------------------------------ vectors.f32 rewritten in place (issue 40)
+
+
+def test_vectors_rewritten_in_place_are_verified_again(tmp_path, runtime):
+    """Failure 11 of issue 40: a running server checked ``vectors.f32`` by inode only, so rows
+    rewritten in place (same file, same size) changed its ranking. After the rewrite the warm
+    answer equals the cold path's and the answer before it."""
+    import numpy as np
+
+    from frcore.bank.storage._index import VECTORS, index_path
+
+    facts = [*FACTS, LATER, {**LATER, "id": "f5", "text": "My sister lives in Madrid.", "said_at": "2025-05-21"}]
+    bank = _bank(tmp_path / "b.db", facts)
+    vectors = index_path(os.path.realpath(bank)) / VECTORS
+    assert vectors.is_file()
+    argv = ["bank", "query", str(bank), "where do I live", "--at", AT, "--json"]
+    with Server(bank, runtime):
+        first = frcore_warm.warm_answer(argv)
+        assert first is not None and first["rc"] == 0
+        st = os.stat(vectors)
+        data = np.fromfile(vectors, dtype="<f4")
+        rows = data.reshape(len(facts), -1)
+        with open(vectors, "r+b") as fh:  # the same file, rows in another order
+            fh.write(np.ascontiguousarray(rows[::-1]).tobytes())
+        after = os.stat(vectors)
+        assert (after.st_ino, after.st_size) == (st.st_ino, st.st_size)
+        warm = frcore_warm.warm_answer(argv)
+        assert warm is not None
+        cold = _cold(argv, runtime)
+        assert warm["stdout"] == first["stdout"] == cold.stdout

@@ -14,6 +14,12 @@ schema's JSON type (never coerced), and an argument a tool does not name is refu
 bounded (:data:`MAX_TEXT_CHARS`, :data:`MAX_BATCH`, :data:`MAX_DEPTH`); no tool returns a
 quarantined fact's text unless ``history`` is asked for it (``include_quarantined_text``).
 
+The network is not trusted: over HTTP every request carries a bearer token (:func:`http_token`:
+``--token-file``, :data:`TOKEN_ENV`, or one generated and printed to the owner; checked by
+:class:`HttpGuard`), ``--no-auth`` only on a loopback address; on every transport one call is at
+most ``--max-call-bytes`` (:data:`DEFAULT_MAX_CALL_BYTES`), refused before it is held whole
+(:class:`BoundedLines` over stdio, :class:`HttpGuard` over HTTP).
+
 The ``mcp`` SDK (and pydantic, with the tools' models in :mod:`frcore.bank._serve_models`) is
 imported only when the server is built (:func:`build_server`): importing :mod:`frcore.bank` never
 imports it.
@@ -22,8 +28,13 @@ imports it.
 import datetime as _dt
 import functools
 import hashlib
+import hmac
+import ipaddress
 import json
+import os
+import re
 import sqlite3
+import stat
 import sys
 import threading
 from collections.abc import Mapping, Sequence
@@ -46,6 +57,19 @@ MAX_TEXT_CHARS = FACT_TEXT_CHARS
 MAX_BATCH = 1_000
 #: the deepest nesting of a call's arguments (a fact's link list is 5 deep: arguments, facts, fact, links, list)
 MAX_DEPTH = 8
+#: the most bytes of one message (one JSON-RPC line over stdio, one request body over HTTP), by
+#: default: 8 MiB, twice what the largest single text the bank stores (:data:`MAX_TEXT_CHARS`
+#: characters, at most 4 bytes each in UTF-8) takes, so every call that carries one maximal text
+#: fits, while one call can never hold more than 8 MiB of JSON in the server's memory (a
+#: ``remember`` costs many times its size while it is parsed, checked and embedded: a 60 MB one
+#: took 3.3 GB, a 7.4 MB one 143 MB; docs/serve.md#limits). ``--max-call-bytes`` changes it.
+DEFAULT_MAX_CALL_BYTES = 8 * 1024 * 1024
+#: the smallest ``--max-call-bytes`` (an ``initialize`` message is a few hundred bytes)
+MIN_MAX_CALL_BYTES = 4096
+#: the environment variable ``fr serve --http`` reads its bearer token from (after ``--token-file``)
+TOKEN_ENV = "FR_SERVE_TOKEN"
+#: the fewest characters of a bearer token given to ``fr serve --http``
+MIN_TOKEN_CHARS = 16
 
 INSTRUCTIONS = (
     "FR-Bank is a lifecycle-aware long-term memory. Store what the user tells you with `remember` "
@@ -125,13 +149,6 @@ def check_arguments(arguments: Mapping[str, Any]) -> None:
         stack.extend((v, f"{path}.{k}" if path else str(k), depth + 1) for k, v in reversed(list(value.items())))
 
 
-def turn_id(text: str, speaker: str | None, at: str) -> str:
-    """The id of a turn given without one: ``turn-`` and 16 hex digits of the SHA-256 of (said_at,
-    speaker, text), so remembering the same turn twice stores it once."""
-    digest = hashlib.sha256("\x1f".join((at, speaker or "", text)).encode("utf-8", "surrogatepass")).hexdigest()
-    return f"turn-{digest[:16]}"
-
-
 class Memory:
     """The operations of the server on one :class:`~frcore.bank.Bank`, as plain dicts (the tools'
     structured output).
@@ -153,7 +170,7 @@ class Memory:
         """Store ``facts`` (the FR-Bank fact format, as sent: validated by ``Bank.add``, as ``fr
         bank add`` validates them) and ``turns`` (:data:`TURN_FIELDS`) in one all-or-nothing batch
         of at most :data:`MAX_BATCH` items; each turn's categories come from the bank's router."""
-        from .records import parse_fact
+        from .records import parse_fact, turn_id
 
         facts, turns = list(facts or ()), list(turns or ())
         if not facts and not turns:
@@ -185,8 +202,11 @@ class Memory:
                 speaker = t.get("speaker", "user")
                 at_t = parse_time_arg(t.get("at"), f"{label}: field 'at'") or at_now
                 said_at = at_t.isoformat()
-                derived = turn_id(
-                    text if isinstance(text, str) else "", speaker if isinstance(speaker, str) else None, said_at
+                derived = turn_id(  # salted with the bank's user (the owner's unchanged)
+                    text if isinstance(text, str) else "",
+                    speaker if isinstance(speaker, str) else None,
+                    said_at,
+                    bank.user,
                 )
                 rec: dict[str, Any] = {
                     "id": t.get("id") or derived,
@@ -688,6 +708,308 @@ def _add_inspection(tools: list, memory: Memory):
     return stats_resource
 
 
+# ----------------------------------------------------------------------------- transports: auth and size
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` names the loopback interface only: ``localhost``, 127.0.0.0/8 or ``::1``."""
+    h = str(host).strip().lower()
+    if h.startswith("[") and h.endswith("]"):
+        h = h[1:-1]
+    if h in ("localhost", "localhost."):
+        return True
+    try:
+        return ipaddress.ip_address(h).is_loopback
+    except ValueError:
+        return False
+
+
+def read_token_file(path: str) -> str:
+    """The bearer token in the file at ``path`` (its first line, stripped); ``ValueError`` naming
+    ``--token-file`` when it cannot be read, is empty or shorter than :data:`MIN_TOKEN_CHARS`, or
+    when group or others may read or write it (``chmod 600 PATH``)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError as e:
+        raise ValueError(f"--token-file {path}: {e.strerror or e}") from None
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fh.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise ValueError(f"--token-file {path}: not a regular file")
+        if st.st_mode & 0o077:
+            raise ValueError(
+                f"--token-file {path}: mode {stat.S_IMODE(st.st_mode):04o} lets group or others read or change "
+                f"the token; chmod 600 {path}"
+            )
+        data = fh.read(4096)
+    lines = data.decode("utf-8", "replace").strip().splitlines()
+    return check_token(lines[0].strip() if lines else "", f"--token-file {path}")
+
+
+def check_token(token: str, where: str) -> str:
+    """``token`` when it is at least :data:`MIN_TOKEN_CHARS` printable characters without spaces;
+    ``ValueError`` naming ``where`` otherwise."""
+    if not token:
+        raise ValueError(f"{where}: empty token")
+    if len(token) < MIN_TOKEN_CHARS:
+        raise ValueError(f"{where}: token of {len(token)} characters; at least {MIN_TOKEN_CHARS}")
+    if not token.isprintable() or any(c.isspace() for c in token) or not token.isascii():
+        raise ValueError(f"{where}: the token must be printable ASCII without spaces")
+    return token
+
+
+def http_token(args, host: str, environ: Mapping[str, str] | None = None) -> tuple[str | None, str]:
+    """The bearer token ``fr serve --http`` requires, and where it comes from: ``--token-file``,
+    else :data:`TOKEN_ENV`, else one generated for this run (``secrets.token_urlsafe(32)``);
+    ``(None, "--no-auth")`` for ``--no-auth``, which only a loopback ``host`` allows (``ValueError``
+    otherwise, as for ``--no-auth`` with a token source)."""
+    import secrets
+
+    environ = os.environ if environ is None else environ
+    token_file = getattr(args, "token_file", None)
+    if getattr(args, "no_auth", False):
+        if token_file:
+            raise ValueError("--no-auth: given with --token-file; choose one")
+        if not is_loopback(host):
+            raise ValueError(
+                f"--no-auth: refused on {host}, which is not a loopback address (127.0.0.1, ::1, localhost): "
+                "anyone who reaches it could read and erase the memory; give a token (--token-file, "
+                f"{TOKEN_ENV}) or bind 127.0.0.1"
+            )
+        return None, "--no-auth"
+    if token_file:
+        return read_token_file(token_file), f"--token-file {token_file}"
+    if environ.get(TOKEN_ENV):
+        return check_token(environ[TOKEN_ENV].strip(), TOKEN_ENV), TOKEN_ENV
+    return secrets.token_urlsafe(32), "generated"
+
+
+def _json_error(status: int, message: str) -> tuple[int, bytes]:
+    body = {"jsonrpc": "2.0", "id": None, "error": {"code": -32001 if status == 401 else -32600, "message": message}}
+    return status, json.dumps(body).encode("utf-8")
+
+
+class HttpGuard:
+    """ASGI middleware in front of the streamable-HTTP app: every HTTP request must carry
+    ``Authorization: Bearer TOKEN`` (compared in constant time: :func:`hmac.compare_digest` of
+    the SHA-256 of each side, so not even the length leaks), else 401; a body of more than
+    ``max_bytes`` is refused with 413 naming the limit, on its ``Content-Length`` before a byte of
+    it is read, or once the bytes streamed pass the limit (at most ``max_bytes`` are held). A
+    ``token`` of ``None`` (``--no-auth`` on loopback) checks the size only."""
+
+    def __init__(self, app, token: str | None, max_bytes: int = DEFAULT_MAX_CALL_BYTES) -> None:
+        self.app = app
+        self.max_bytes = int(max_bytes)
+        self._want = None if token is None else hashlib.sha256(token.encode("utf-8")).digest()
+
+    def _authorized(self, headers: list[tuple[bytes, bytes]]) -> bool:
+        if self._want is None:
+            return True
+        got = b""
+        for name, value in headers:
+            if name.lower() == b"authorization":
+                got = value
+                break
+        scheme, _, credential = got.strip().partition(b" ")
+        offered = hashlib.sha256(credential.strip()).digest()
+        return hmac.compare_digest(offered, self._want) and scheme.lower() == b"bearer"
+
+    async def _refuse(self, send, status: int, message: str) -> None:
+        status, body = _json_error(status, message)
+        headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+        if status == 401:
+            headers.append((b"www-authenticate", b'Bearer realm="fr-bank"'))
+        else:
+            headers.append((b"connection", b"close"))
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+    def _too_large(self, size: int | str) -> str:
+        return (
+            f"request body of {size} bytes; at most {self.max_bytes:,} in one call "
+            "(fr serve --max-call-bytes; docs/serve.md#limits)"
+        )
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        headers = list(scope.get("headers") or ())
+        if not self._authorized(headers):
+            return await self._refuse(
+                send,
+                401,
+                "unauthorized: send the server's token as 'Authorization: Bearer TOKEN' (docs/serve.md#authentication)",
+            )
+        declared = next((v for k, v in headers if k.lower() == b"content-length"), None)
+        if declared is not None:
+            try:
+                n = int(declared)
+            except ValueError:
+                n = -1
+            if n > self.max_bytes:
+                return await self._refuse(send, 413, self._too_large(f"{n:,}"))
+        # the body, counted as it streams, at most max_bytes of it held; then replayed to the app
+        chunks: list[bytes] = []
+        size, first, more = 0, None, True
+        while more:
+            message = await receive()
+            if message["type"] != "http.request":
+                first = message
+                break
+            body = message.get("body", b"")
+            size += len(body)
+            if size > self.max_bytes:
+                return await self._refuse(send, 413, self._too_large(f"more than {self.max_bytes:,}"))
+            chunks.append(body)
+            more = bool(message.get("more_body", False))
+        replay: list[dict] = [{"type": "http.request", "body": b"".join(chunks), "more_body": False}]
+        if first is not None:
+            replay = [first]
+
+        async def replayed():
+            return replay.pop(0) if replay else await receive()
+
+        return await self.app(scope, replayed, send)
+
+
+#: the JSON-RPC id near the start of an oversized message (clients write ``jsonrpc`` and ``id``
+#: before ``params``): its refusal answers that request
+_ID = re.compile(rb'"id"\s*:\s*(-?\d{1,18}|"(?:[^"\\]|\\.){0,256}")')
+
+
+class BoundedLines:
+    """The lines of the binary stream ``raw`` as an async iterator of text (what the SDK's stdio
+    transport reads), each message at most ``max_bytes``: a longer line is read through in 64 KiB
+    pieces and dropped (never held whole), and ``refuse(id, size)`` is awaited for it, ``id`` the
+    request's id when its first bytes name one."""
+
+    PIECE = 1 << 16
+
+    def __init__(self, raw, max_bytes: int = DEFAULT_MAX_CALL_BYTES, refuse=None) -> None:
+        self.raw, self.max_bytes, self.refuse = raw, int(max_bytes), refuse
+
+    def __aiter__(self):
+        return self
+
+    def _next(self) -> tuple[bytes | None, int, bytes]:
+        """(line, size, head): the next line; ``None`` with its size and first bytes for a line over
+        the limit (read through); ``(None, 0, b"")`` at the end of the stream."""
+        data = self.raw.readline(self.max_bytes + 1)
+        if not data:
+            return None, 0, b""
+        if data.endswith(b"\n") or len(data) <= self.max_bytes:
+            return data, len(data), b""
+        head, size = data[:4096], len(data)
+        del data
+        while True:
+            piece = self.raw.readline(self.PIECE)
+            size += len(piece)
+            if not piece or piece.endswith(b"\n"):
+                return None, size, head
+
+    async def __anext__(self) -> str:
+        import anyio
+
+        while True:
+            line, size, head = await anyio.to_thread.run_sync(self._next, abandon_on_cancel=True)
+            if line is not None:
+                return line.decode("utf-8", "replace")
+            if size == 0:
+                raise StopAsyncIteration
+            m = _ID.search(head.split(b'"params"', 1)[0])
+            rid = json.loads(m.group(1)) if m else None
+            if self.refuse is not None:
+                await self.refuse(rid, size)
+
+
+def call_too_large(size: int, max_bytes: int) -> str:
+    """The refusal of a message of ``size`` bytes over stdio."""
+    return (
+        f"message of {size:,} bytes; at most {max_bytes:,} in one call (fr serve --max-call-bytes; "
+        "docs/serve.md#limits)"
+    )
+
+
+def _claim_stdin():
+    """A private duplicate of fd 0 to read the protocol from, fd 0 itself pointed at the null
+    device meanwhile (as the SDK's stdio transport does); and the function that restores it."""
+    try:
+        import fcntl
+
+        private = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
+    except (ImportError, OSError, ValueError):
+        return sys.stdin.buffer, lambda: None
+    null = os.open(os.devnull, os.O_RDONLY)
+    try:
+        os.dup2(null, 0)
+    finally:
+        os.close(null)
+    return os.fdopen(private, "rb", closefd=False), lambda: os.dup2(private, 0)
+
+
+def run_stdio(server, max_bytes: int = DEFAULT_MAX_CALL_BYTES) -> None:
+    """Serve ``server`` over stdin/stdout (the SDK's stdio transport) with every message at most
+    ``max_bytes``: a longer one is answered by a JSON-RPC error naming the limit."""
+    import logging
+
+    import anyio
+    from mcp.server.stdio import stdio_server
+    from mcp.shared.message import SessionMessage
+    from mcp.types import ErrorData, JSONRPCError
+
+    raw, restore = _claim_stdin()
+    lines = BoundedLines(raw, max_bytes)
+    log = logging.getLogger("frcore.bank.serve")
+
+    async def main() -> None:
+        async with stdio_server(stdin=cast(Any, lines)) as (read, write):
+
+            async def refuse(rid, size: int) -> None:
+                message = call_too_large(size, max_bytes)
+                log.warning("refused: %s", message)
+                err = JSONRPCError(jsonrpc="2.0", id=rid, error=ErrorData(code=-32600, message=message))
+                await write.send(SessionMessage(err))
+
+            lines.refuse = refuse
+            low = server._lowlevel_server  # as MCPServer.run_stdio_async does
+            await low.run(read, write, low.create_initialization_options())
+
+    try:
+        anyio.run(main)
+    finally:
+        restore()
+
+
+def run_http(server, host: str, port: int, token: str | None, max_bytes: int, log_level: str) -> None:
+    """Serve ``server`` over streamable HTTP at ``http://host:port/mcp`` behind :class:`HttpGuard`."""
+    import anyio
+    import uvicorn
+
+    app = server.streamable_http_app(streamable_http_path=HTTP_PATH, max_request_body_size=max_bytes, host=host)
+    config = uvicorn.Config(HttpGuard(app, token, max_bytes), host=host, port=port, log_level=log_level.lower())
+    anyio.run(uvicorn.Server(config).serve)
+
+
+def http_client(url: str, token: str | None):
+    """An async context manager: the MCP SDK's :class:`mcp.Client` connected to ``fr serve --http``
+    at ``url`` (``http://127.0.0.1:8000/mcp``), sending ``Authorization: Bearer TOKEN``
+    (``token`` ``None``: none, for ``--no-auth``)."""
+    import contextlib
+
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    @contextlib.asynccontextmanager
+    async def connected():
+        headers = {} if token is None else {"Authorization": f"Bearer {token}"}
+        async with create_mcp_http_client(headers=headers) as http:
+            async with Client(streamable_http_client(url, http_client=http)) as client:
+                yield client
+
+    return connected()
+
+
 # ----------------------------------------------------------------------------- the command
 
 
@@ -697,6 +1019,19 @@ def _serve(args) -> int:
 
     params = params_from_args(args)  # a bad file or override fails before the bank opens
     address = parse_http_address(args.http) if args.http else None
+    max_bytes = call_bytes(getattr(args, "max_call_bytes", None))
+    token, source = None, ""
+    if address is None:
+        for given, option in (
+            (getattr(args, "no_auth", False), "--no-auth"),
+            (getattr(args, "token_file", None), "--token-file"),
+        ):
+            if given:
+                raise ValueError(
+                    f"{option}: only with --http (over stdio the client that starts the server is its only caller)"
+                )
+    else:
+        token, source = http_token(args, address[0])  # a bad token source fails before the bank opens
     kwargs: dict[str, Any] = {"params": params, "owner": args.owner, "user": check_user(args.user, "--user")}
     if args.embedder:
         kwargs["embedder"] = args.embedder
@@ -715,15 +1050,24 @@ def _serve(args) -> int:
         server = build_server(Memory(bank, str(args.bank)), log_level=args.log_level)
         logging.getLogger("bm25s").setLevel(max(logging.WARNING, logging.getLevelName(args.log_level)))
         if address is None:
-            server.run("stdio")
+            run_stdio(server, max_bytes)
         else:
             host, port = address
-            print(
-                f"fr serve: {args.bank} on http://{host}:{port}{HTTP_PATH} (streamable HTTP)",
-                file=sys.stderr,
-                flush=True,
-            )
-            server.run("streamable-http", host=host, port=port, streamable_http_path=HTTP_PATH)
+            url = f"http://{'[' + host + ']' if ':' in host else host}:{port}{HTTP_PATH}"
+            say = functools.partial(print, file=sys.stderr, flush=True)
+            auth = "no authentication (--no-auth, loopback only)" if token is None else f"bearer token ({source})"
+            say(f"fr serve: {args.bank} on {url} (streamable HTTP, {auth})")
+            if not is_loopback(host):
+                say(
+                    f"fr serve: warning: {host} is reachable from other machines and HTTP is not encrypted: the token "
+                    "and the memory cross the network in clear; put a TLS proxy in front or bind 127.0.0.1"
+                )
+            if source == "generated":
+                say(
+                    f"fr serve: clients must send 'Authorization: Bearer {token}' (generated for this run; "
+                    f"give --token-file or {TOKEN_ENV} to choose it)"
+                )
+            run_http(server, host, port, token, max_bytes, args.log_level)
     except KeyboardInterrupt:
         pass
     finally:
@@ -740,6 +1084,20 @@ def run(args) -> int:
     except StoreError as e:  # the bank's own message names the file
         msg = str(e)
         raise ValueError(msg if str(args.bank) in msg else f"--bank {args.bank}: {msg}") from None
+
+
+def call_bytes(value: Any) -> int:
+    """``--max-call-bytes``: an integer of at least :data:`MIN_MAX_CALL_BYTES` (``None``: the
+    default); ``ValueError`` naming the option otherwise."""
+    if value is None:
+        return DEFAULT_MAX_CALL_BYTES
+    try:
+        n = int(str(value).replace("_", "").replace(",", ""))
+    except ValueError:
+        raise ValueError(f"--max-call-bytes {str(value)[:40]!r}: not a whole number of bytes") from None
+    if n < MIN_MAX_CALL_BYTES:
+        raise ValueError(f"--max-call-bytes {n:,}: at least {MIN_MAX_CALL_BYTES:,} bytes")
+    return n
 
 
 def register(subparsers) -> None:
@@ -774,6 +1132,25 @@ def register(subparsers) -> None:
         default=None,
         help=f"serve streamable HTTP at http://HOST:PORT{HTTP_PATH} instead of stdio "
         f"(host default {DEFAULT_HTTP_HOST})",
+    )
+    p.add_argument(
+        "--token-file",
+        metavar="PATH",
+        default=None,
+        help="with --http: the bearer token clients must send (first line of a file of mode 0600); "
+        f"default ${TOKEN_ENV}, else one generated and printed to stderr",
+    )
+    p.add_argument(
+        "--no-auth",
+        action="store_true",
+        help="with --http on a loopback address only (127.0.0.1, ::1, localhost): no token asked",
+    )
+    p.add_argument(
+        "--max-call-bytes",
+        metavar="N",
+        default=None,
+        help=f"the most bytes of one call (a JSON-RPC message over stdio, a request body over HTTP); "
+        f"default {DEFAULT_MAX_CALL_BYTES:,} (8 MiB)",
     )
     p.add_argument(
         "--ann",

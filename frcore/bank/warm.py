@@ -8,7 +8,11 @@ output), or ``{"declined": reason}`` when the command is not a query of this ban
 path differs), its arguments do not parse, or the client's environment differs from the
 server's in a variable that can change an answer (:func:`frcore_warm.answer_environment`); the
 client then runs cold. Every request opens the bank anew (3 ms on a 1,000-fact bank), so a
-write made after the server started is seen. Requests are answered one at a time.
+write made after the server started is seen; when the index's ``vectors.f32`` is not the file it
+was (inode, size, mtime, ctime), the open verifies its rows by digest again
+(``BankIndex._verify``). Requests are answered one at a time. The server sends
+:data:`frcore_warm.HELLO` as soon as it takes a connection: a client waits 1 s for it (a stopped
+or hung server is passed by), then up to 30 s for the answer.
 
 The socket (:func:`frcore_warm.socket_path`) is created with mode 0600 in a directory of mode
 0700 owned by the user, with a pidfile beside it; both are removed when the server exits
@@ -140,7 +144,8 @@ def serve(bank_path: str, log=None) -> int:
             conn, _ = sock.accept()
             with conn:
                 try:
-                    conn.settimeout(frcore_warm.CLIENT_TIMEOUT_S)
+                    conn.settimeout(frcore_warm.SERVER_TIMEOUT_S)
+                    conn.sendall(frcore_warm.HELLO)  # the client waits 1 s for it, then the answer
                     frcore_warm.send(conn, answer(frcore_warm.receive(conn), bank))
                 except (OSError, ValueError):  # the client left, or sent no JSON: nothing to answer
                     pass

@@ -316,7 +316,10 @@ class BankIndex:
             raise ValueError(f"{d}: a segment file that is not a regular file (a symbolic link is never followed)")
         stats = tuple((name, st.st_ino, st.st_size, st.st_mtime_ns) for name, st in found)
         vec = os.stat(self.dir / VECTORS)
-        key = (stats, vec.st_ino, start, n, tuple(seg["vectors"]), tuple(files[name] for name in SEGMENT_FILES))
+        # vectors.f32 grows by appends, and rows rewritten in place change its mtime and ctime:
+        # a segment is verified again whenever the file is not the one it was verified in
+        vkey = (vec.st_ino, vec.st_size, vec.st_mtime_ns, vec.st_ctime_ns)
+        key = (stats, vkey, start, n, tuple(seg["vectors"]), tuple(files[name] for name in SEGMENT_FILES))
         with _VERIFIED_LOCK:
             if _VERIFIED.get(str(d)) == key:
                 return
