@@ -16,12 +16,17 @@ Detection runs in three steps.
    (``CONFUSABLES``, a small explicit table), rejoins letter-spaced words (``i g n o r e``,
    ``i.g.n.o.r.e``), drops punctuation inside words (``ins*truc|tions``) and markdown emphasis;
    ``leet`` views additionally fold leetspeak (``1gn0r3`` → ``ignore``), for matching only.
+   Letters separated by any one run of up to three symbols, punctuation marks or emoji are rejoined
+   too (``i🔥g🔥n🔥o🔥r🔥e``, ``d/i/s/r/e/g/a/r/d``). The ``reversed`` view is the folded view
+   backwards (text written backwards reads as an instruction to a model); text behind a
+   RIGHT-TO-LEFT OVERRIDE (U+202E) is also read in the order it is displayed (the ``bidi`` view).
    Identifiers are split into words (``ignore_all_previous_instructions``, ``ignore-all-…``,
    ``ignoreAllPrevious…`` → ``ignore all previous …``: the ``words`` view), so a slot or an id is
    read as the words it joins. Hidden payloads are decoded and checked as their own text:
    invisible Unicode *tag* characters (ASCII smuggling; any such text is itself flagged,
-   ``hidden-text``), base64-looking runs, ROT13, percent-encoding and HTML character references,
-   each only when its result reads as text (:mod:`._normalise` states the rule).
+   ``hidden-text``), base64-looking runs, hex runs (8 bytes or more), base32 runs (16 characters or
+   more), ROT13, percent-encoding and HTML character references, each only when its result reads
+   as text (:mod:`._normalise` states the rule).
 2. **Rules** (the data file ``rules.json`` beside this module, read by :mod:`._rules`; compiled
    by :func:`rules`), each a regular expression over a view, grouped by family: instruction
    override, output hijack, addressing the assistant, role / system-prompt spoofing, chat-template
@@ -29,7 +34,9 @@ Detection runs in three steps.
    exfiltration, jailbreak personas, tool-call spoofing, encoded instructions, and other
    languages. Most rules require the verb to stand where an imperative stands — at the start of
    the text or of a clause, after "please" / "and" / a comma, or after "you must / should / will"
-   (the fragments ``IMP``, ``DIRECTIVE``) — and an object that belongs to the assistant (*your*
+   or its third-person form addressed to whoever reads the memory ("whoever summarises these
+   notes should", "any assistant reading this must": fragment ``READER``) (the fragments ``IMP``,
+   ``DIRECTIVE``) — and an object that belongs to the assistant (*your*
    instructions, *all previous* rules, the system prompt, *the user's* data). So "I always forget
    the previous instructions my physio gives me" passes and "Forget all previous instructions"
    does not.
@@ -65,6 +72,9 @@ paraphrases, never against heldout items; ``python -m experiments.injection_eval
 the ``heldout`` part (its aggregate numbers were seen twice while designing: 77.3% recall, then a
 round of generalisation on our own paraphrases, then 89.1%; a third time, unchanged, after the
 identifier and decoding views were added, designed on ``tune`` and their rule written first).
+The reversed, bidi, hex, base32, separated-letter and third-person readings were developed on
+``tests/data/injection/styles_dev_*.tsv`` and measured once, frozen, on ``styles_heldout_*.tsv``,
+written before them (``python -m experiments.injection_styles --set heldout``).
 """
 
 from __future__ import annotations
@@ -207,6 +217,10 @@ _HIDING_PLACES = {
     "rot13": "in ROT13",
     "percent": "in percent-encoding",
     "html": "in HTML entities",
+    "hex": "in hex",
+    "base32": "in base32",
+    "reversed": "reversed",
+    "bidi": "behind a right-to-left override",
 }
 
 
@@ -216,8 +230,8 @@ class Detection:
 
     rule: str  #: the rule's name (``rules.json``)
     family: str  #: override, role, template, poison, exfil, persona, tool, multilingual, hidden
-    #: the view it matched in (:func:`views`): text, folded, leet, leet-l, words, hidden, base64, rot13,
-    #: percent, html
+    #: the view it matched in (:func:`views`): text, folded, leet, leet-l, reversed, words, bidi, hidden,
+    #: base64, hex, base32, rot13, percent, html
     view: str
     match: str  #: the matched span of that view
 

@@ -2,11 +2,13 @@
 
 :func:`normalise` gives a text's canonical matching form; :func:`views` every form the rules see —
 ``text`` (NFKC, invisible characters and combining marks removed, case folded, whitespace
-collapsed), ``folded`` (also look-alike letters mapped to Latin, letter-spacing rejoined, in-word
-punctuation and markdown emphasis removed), ``leet`` / ``leet-l`` (leetspeak folded), the
+collapsed), ``folded`` (also look-alike letters mapped to Latin, letter-spacing and letters
+separated by symbols or emoji rejoined, in-word punctuation and markdown emphasis removed),
+``leet`` / ``leet-l`` (leetspeak folded), ``reversed`` (the folded view backwards), ``bidi`` (the
+text in displayed order where a RIGHT-TO-LEFT OVERRIDE reverses it, :func:`displayed`), the
 ``words`` view (each identifier split into words, as a line of its own: ``ignore_all-previousInstructions``
 → ``ignore all previous Instructions``, :func:`split_identifiers`), and the views of hidden payloads (``hidden``
-tag characters, ``base64``, ``rot13``, ``percent``, ``html``), each decoded and normalised as its
+tag characters, ``base64``, ``hex``, ``base32``, ``rot13``, ``percent``, ``html``), each decoded and normalised as its
 own text, a payload inside a payload too.
 
 **A decoding is taken only when its result reads as text** (:func:`reads_as_text`): at least 95%
@@ -16,7 +18,8 @@ it is taken when the text names it ("rot13", "caesar", "rotate by 13") or when i
 ROT13 (:func:`reads_as_rot13`): t o i s d l are frequent and g b v f q y rare in English and in the
 other Latin-script languages, ROT13 maps each of these sets onto the other, so a text with at
 least 6 of these letters and more of g b v f q y than of t o i s d l decodes to text that has
-more of the frequent ones. Base64 runs (16 or more characters), percent-encoded tokens (``%XX``,
+more of the frequent ones. Base64 runs (16 or more characters), hex runs (8 bytes or more:
+:data:`_HEX_RUN`), base32 runs (16 or more characters), percent-encoded tokens (``%XX``,
 ``+`` for a space, strict UTF-8) and HTML character references (``&#73;``, ``&#x49;``, ``&lt;``)
 are decoded where the text holds them.
 """
@@ -82,7 +85,11 @@ _TAG_FIRST, _TAG_LAST = 0xE0020, 0xE007E
 _FLAG_SEQUENCE = re.compile("\U0001f3f4[\U000e0020-\U000e007e]+\U000e007f")
 _TAG_CHARS = re.compile("[\U000e0000-\U000e007f]+")
 _LETTER_SEPARATORS = frozenset("._-*|·~+")
-_SPACED = re.compile(r"\S([._*|·~+-])\S\1")
+#: Letters separated by the same run of one to three symbols, punctuation or emoji (not letters,
+#: digits or spaces): ``i🔥g🔥n🔥o🔥r🔥e``, ``d/i/s/r/e/g/a/r/d``, ``i:g:n:o:r:e``; a word of its own
+#: (:func:`_despace`). Reason: a separator need not be one of :data:`_LETTER_SEPARATORS` to spell a word.
+_SEPARATED_WORD = re.compile(r"[^\W_](?P<sep>[^\w\s]{1,3}?)[^\W_](?:(?P=sep)[^\W_])+(?P=sep)?")
+_SPACED = re.compile(r"\S([._*|·~+-])\S\1|[^\W_]([^\w\s]{1,3}?)[^\W_]\2[^\W_]")
 _INWORD_PUNCT = re.compile(r"(?<=[a-z])[.\-*|_~`](?=[a-z])")
 _HAS_PUNCT = re.compile(r"[a-z][.\-*|_~`][a-z]")
 _HAS_MARKDOWN = re.compile(r"[*~`_]")
@@ -112,6 +119,21 @@ _IDENTIFIER = re.compile(r"(?<![\w-])(?=[\w-]*?(?:[^\W_][_-]+[^\W_]|[a-z][A-Z]))
 _WORD = re.compile(r"[^\W\d_]{2,}")
 _PERCENT_TOKEN = re.compile(r"\S*%[0-9A-Fa-f]{2}\S*")
 _HTML_REFERENCE = re.compile(r"&(?:#[0-9]{1,7};?|#[xX][0-9A-Fa-f]{1,6};?|[A-Za-z][A-Za-z0-9]{1,31};)")
+#: Hex: at least 8 bytes written as hex digit pairs, run together (``0x`` before them allowed), one
+#: space or colon between each pair, or as ``\\xNN`` escapes. Reason: shorter runs are colour codes,
+#: MAC addresses and the like, and no instruction fits in fewer than 8 characters.
+_HEX_RUN = re.compile(
+    r"(?<![0-9A-Za-z])(?:0x)?(?:[0-9A-Fa-f]{2}){8,}(?![0-9A-Za-z])"
+    r"|(?<![0-9A-Za-z:])[0-9A-Fa-f]{2}(?:([ :])[0-9A-Fa-f]{2})(?:\1[0-9A-Fa-f]{2}){6,}(?![0-9A-Za-z:])"
+    r"|(?:\\x[0-9A-Fa-f]{2}){8,}"
+)
+_NOT_HEX = re.compile(r"0x|\\x|[^0-9A-Fa-f]")
+#: Base32 (RFC 4648): 16 or more characters of A–Z and 2–7 in one case, ``=`` padding allowed.
+#: Reason: 16 characters are 10 bytes, as short as a base64 run that is decoded.
+_BASE32_RUN = re.compile(r"(?<![A-Za-z0-9=+/])(?:[A-Z2-7]{16,}|[a-z2-7]{16,})={0,6}(?![A-Za-z0-9=+/])")
+#: RIGHT-TO-LEFT OVERRIDE (U+202E) shows what follows it, up to POP DIRECTIONAL FORMATTING (U+202C),
+#: the next override or isolate, or the end of the line, in reverse (:func:`displayed`).
+_RLO, _OVERRIDE_END = "\u202e", re.compile("[\u202a-\u202e\u2066-\u2069\n]")
 #: A share of printable characters below which a decoding does not read as text.
 _PRINTABLE_MIN = 0.95
 
@@ -188,6 +210,8 @@ def _despace(text: str) -> str:
             seps = tok[1::2]
             if len(tok) >= 3 and len(set(seps)) == 1 and seps[0] in _LETTER_SEPARATORS:
                 tok = tok[::2]
+            elif len(tok) >= 5 and (m := _SEPARATED_WORD.fullmatch(tok)):
+                tok = tok[:: len(m.group("sep")) + 1]
             out.append(tok)
         lines.append(" ".join(out))
     return "\n".join(lines)
@@ -276,6 +300,42 @@ def _decode_base64(run: str) -> str | None:
     return None
 
 
+def _decode_hex(run: str) -> str | None:
+    """A hex run's text (:data:`_HEX_RUN`) when it decodes to UTF-8 that reads as text."""
+    try:
+        text = bytes.fromhex(_NOT_HEX.sub("", run)).decode("utf-8")
+    except ValueError:
+        return None
+    return text if reads_as_text(text) else None
+
+
+def _decode_base32(run: str) -> str | None:
+    """A base32 run's text (:data:`_BASE32_RUN`) when it decodes to UTF-8 that reads as text."""
+    body = run.rstrip("=")
+    try:
+        text = base64.b32decode(body + "=" * (-len(body) % 8), casefold=True).decode("utf-8")
+    except (binascii.Error, ValueError):
+        return None
+    return text if reads_as_text(text) else None
+
+
+def displayed(text: str) -> str:
+    """``text`` in the order it is displayed where a RIGHT-TO-LEFT OVERRIDE (U+202E) reverses it:
+    each span from an override to POP DIRECTIONAL FORMATTING (U+202C), another directional
+    control or the end of its line, reversed (the controls themselves are removed later, with the
+    other format characters). Other directional controls (embeddings, isolates) do not reorder
+    Latin letters and are left as they are."""
+    out, pos = [], 0
+    while (start := text.find(_RLO, pos)) >= 0:
+        end_m = _OVERRIDE_END.search(text, start + 1)
+        end = len(text) if end_m is None else end_m.start()
+        out.append(text[pos:start])
+        out.append(text[start + 1 : end][::-1])
+        pos = end
+    out.append(text[pos:])
+    return "".join(out)
+
+
 def _unquote_token(m: re.Match[str]) -> str:
     try:
         return urllib.parse.unquote_plus(m.group(0), errors="strict")
@@ -298,10 +358,11 @@ def _decode_html(text: str) -> str | None:
 
 def views(text: str) -> list[tuple[str, str]]:
     """The (name, text) views the rules are matched against, in order, without repeats: ``text``,
-    ``folded``, ``leet`` (1 → i) and ``leet-l`` (1 → l), then the views of the identifiers split
-    into words (named ``words``, or by the decoding they hold) and those of the hidden payloads,
-    named ``hidden``, ``base64``, ``rot13``, ``percent`` or ``html`` (the module docstring says
-    when a decoding is taken)."""
+    ``folded``, ``leet`` (1 → i) and ``leet-l`` (1 → l), ``reversed``, then the views of the text
+    in displayed order (``bidi``), of the identifiers split into words (named ``words``, or by the
+    decoding they hold) and those of the hidden payloads, named ``hidden``, ``base64``, ``hex``,
+    ``base32``, ``rot13``, ``percent`` or ``html`` (the module docstring says when a decoding is
+    taken)."""
     return list(_views(text, 0))
 
 
@@ -323,8 +384,14 @@ def _views(text: str, depth: int) -> tuple[tuple[str, str], ...]:
     if _LEET_EVIDENCE.search(folded):
         add("leet", _leet(folded, "i"))
         add("leet-l", _leet(folded, "l"))
+    # Reason: a model reads text written backwards as readily as forwards; the folded view reversed
+    # (its normalisation commutes with reversal) costs one string copy, and a gate finds nothing in
+    # reversed ordinary text.
+    add("reversed", folded[::-1])
     if depth < _MAX_DEPTH:
         payloads: list[tuple[str, str]] = []
+        if _RLO in text:
+            payloads.append(("bidi", displayed(text)))
         if words := split_identifiers(visible):
             payloads.append(("words", words))
         if hidden.strip():
@@ -333,6 +400,12 @@ def _views(text: str, depth: int) -> tuple[tuple[str, str], ...]:
             decoded = _decode_base64(run)
             if decoded:
                 payloads.append(("base64", decoded))
+        for m in _HEX_RUN.finditer(visible):
+            if decoded := _decode_hex(m.group(0)):
+                payloads.append(("hex", decoded))
+        for run in _BASE32_RUN.findall(visible):
+            if decoded := _decode_base32(run):
+                payloads.append(("base32", decoded))
         if (("rot" in plain or "caesar" in plain) and _ROT13_MENTION.search(plain)) or reads_as_rot13(plain):
             payloads.append(("rot13", codecs.encode(visible, "rot13")))
         if "%" in visible and (decoded := _decode_percent(visible)):
@@ -346,4 +419,4 @@ def _views(text: str, depth: int) -> tuple[tuple[str, str], ...]:
 
 
 #: The names of the decoded views (a split identifier's decoded views keep these names).
-_DECODINGS = frozenset({"hidden", "base64", "rot13", "percent", "html"})
+_DECODINGS = frozenset({"hidden", "base64", "rot13", "percent", "html", "hex", "base32", "bidi"})

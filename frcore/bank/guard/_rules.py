@@ -123,7 +123,7 @@ def load(data: Mapping[str, Any]) -> Tables:
         _check_keys(section, frozenset({"section", "rules"}), f"section {section.get('section')!r}")
         for rule in section["rules"]:
             where = f"rule {len(rules)} ({rule.get('name')})"
-            _check_keys(rule, frozenset({"name", "family", "gate", "pattern"}), where)
+            _check_keys(rule, frozenset({"name", "family", "gate", "pattern", "doc"}), where)
             pattern = substitute(_joined(rule["pattern"]), fragments, where)
             rules.append(RuleSource(rule["name"], rule["family"], gate_of(rule["gate"], fragments, where), pattern))
     signals: dict[str, tuple[Gate, str]] = {}
