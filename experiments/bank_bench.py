@@ -121,7 +121,7 @@ def query_bank(path: str, repeats: int = 200, ann: bool = False) -> dict:
         bank.query(QUERIES[i], at=AT, query_vec=qv[i])
         lat.append(time.perf_counter() - t)
     loaded = bank.store._load()
-    found = bank.store.ann_index(bank.ann) if bank.ann is not None else None
+    found = bank.approximate.index(bank.ann) if bank.approximate is not None and bank.ann is not None else None
     bank.close()
     return {
         **({"ann_rows": found.rows if found is not None else 0} if ann else {}),
@@ -164,7 +164,7 @@ def ann_recall(path: str, count: int = 100) -> dict:
     exact = Bank.open(path, readonly=True)
     texts = recall_queries(exact.store.count(), count)
     qv = exact.embedder.embed(texts)
-    index = approx.store.ann_index(approx.ann)
+    index = approx.approximate.index(approx.ann) if approx.approximate is not None and approx.ann is not None else None
     sources = exact.store.read(parse_time(AT)).sources  # the index's vectors of every row
     if index is None or sources is None or approx.ann is None:
         raise RuntimeError(f"{path}: no approximate index to measure")

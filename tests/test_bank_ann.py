@@ -159,7 +159,7 @@ def test_ann_index_is_extended_when_due_and_found_rows_are_near(tmp_path):
         assert len(list(folder.glob("ann-*.faiss"))) == 1  # the superseded index is gone
     bank = Bank.open(path, readonly=True, ann=cfg)
     loaded = bank.store._load()
-    read = bank.store.read(datetime(2026, 1, 1), ann=cfg)  # every row, from the index
+    read = bank._read(datetime(2026, 1, 1), None, False)  # every row, from the index
     index, matrix = read.ann, read.sources[0] if read.sources is not None else None
     assert index is not None and matrix is not None and loaded.n == 3000
     hits = []
@@ -238,8 +238,8 @@ def test_bank_scans_its_index_in_shards_and_answers_as_with_one(tmp_path, monkey
     three = Bank.open(path, readonly=True, ann=cfg)
     for q, expected in zip(QUERIES, whole):
         assert [(r["id"], r["score"], r["terms"]) for r in three.query(q, at="2025-03-01").results] == expected, q
-    assert len(one.store.ann_index(cfg).shards) == 1
-    assert [f for f, _ in three.store.ann_index(cfg).shards] == [0, 500, 1000]
+    assert len(one.approximate.index(cfg).shards) == 1
+    assert [f for f, _ in three.approximate.index(cfg).shards] == [0, 500, 1000]
     one.close()
     three.close()
 

@@ -134,21 +134,97 @@ def test_vectors_must_match_the_batch(tmp_path):
     store.close()
 
 
-def test_no_bank_module_over_800_lines_nor_function_over_100():
-    """The size rule of the layers (docs/architecture.md): every module of frcore/bank at most
-    800 lines, every function at most 100 (rule data files are not modules)."""
+#: FR-Bank's layers, lowest first (docs/architecture.md): a module imports only its own layer and
+#: the layers below it, and only their public names (``frcore.bank.<layer>``, never ``<layer>._x``)
+BANK_LAYERS = {"guard": 0, "records": 1, "derive": 2, "search": 2, "storage": 3, "pipeline": 3}
+#: the facade and the interfaces (``_bank.py``, ``_ingest*.py``, ``cli.py``, ``serve.py``, …) sit above every layer
+FACADE = 4
+#: what storage still takes from search: the container of the BM25 token arrays it keeps, and the
+#: tokenizer of its own index rows (every other name of search — the approximate index — is search's)
+STORAGE_FROM_SEARCH = frozenset({"Postings", "concat_postings", "tokenize_many"})
+
+
+def _bank_imports(root):
+    """(importer layer, imported layer, imported module parts after the layer, names) of every
+    import of one part of frcore.bank by another, in the modules under ``root`` (``frcore/bank``)."""
     import ast
+
+    out = []
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root).parts
+        here = rel[0] if rel[0] in BANK_LAYERS else "facade"
+        package = ["frcore", "bank", *rel[:-1]] if rel[-1] != "__init__.py" else ["frcore", "bank", *rel[:-1]]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package[: len(package) - node.level + 1]
+                    full = base + (node.module.split(".") if node.module else [])
+                else:
+                    full = (node.module or "").split(".")
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.Import):
+                for a in node.names:
+                    full, names = a.name.split("."), []
+                    out += _edge(here, full, names)
+                continue
+            else:
+                continue
+            if full[:2] == ["frcore", "bank"] and len(full) == 2:
+                for n in names:  # from .. import storage
+                    out += _edge(here, ["frcore", "bank", n], [])
+            else:
+                out += _edge(here, full, names)
+    return out
+
+
+def _edge(here, full, names):
+    if full[:2] != ["frcore", "bank"] or len(full) < 3:
+        return []
+    there = full[2] if full[2] in BANK_LAYERS else "facade"
+    return [] if there == here else [(here, there, full[3:], names)]
+
+
+def layer_violations(edges) -> list[str]:
+    """The imports that break the bank's layer order (module docstring of BANK_LAYERS)."""
+    bad = []
+    for here, there, rest, names in edges:
+        rank_here = BANK_LAYERS.get(here, FACADE)
+        rank_there = BANK_LAYERS.get(there, FACADE)
+        what = ".".join(["frcore.bank", there, *rest]) + (f" ({', '.join(names)})" if names else "")
+        if rank_there >= rank_here:
+            bad.append(f"{here} imports {what}: not below it")
+        elif rest and rest[0].startswith("_"):
+            bad.append(f"{here} imports {what}: a private module of another layer")
+        elif (here, there) == ("storage", "search") and not set(names) <= STORAGE_FROM_SEARCH:
+            bad.append(f"{here} imports {what}: search's indexes are search's")
+    return bad
+
+
+def test_the_bank_keeps_its_layer_order():
+    """Every import between FR-Bank's parts goes down the layer order, to public names only."""
     from pathlib import Path
 
     import frcore.bank
 
-    root = Path(frcore.bank.__file__).parent
-    long_files, long_functions = [], []
-    for path in sorted(root.rglob("*.py")):
-        text = path.read_text(encoding="utf-8")
-        if text.count("\n") > 800:
-            long_files.append(str(path.relative_to(root)))
-        for node in ast.walk(ast.parse(text)):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno - node.lineno >= 100:
-                long_functions.append(f"{path.relative_to(root)}:{node.name}")
-    assert long_files == [] and long_functions == []
+    edges = _bank_imports(Path(frcore.bank.__file__).parent)
+    assert edges, "no import between the bank's parts found: the reader is broken"
+    assert layer_violations(edges) == []
+
+
+@pytest.mark.parametrize(
+    "edge",
+    [
+        ("storage", "search", ["_ann"], ["AnnConfig"]),  # storage building the approximate index
+        ("storage", "search", [], ["ApproximateFiles"]),
+        ("records", "storage", [], ["Store"]),  # upward
+        ("search", "derive", [], ["DeriveConfig"]),  # sideways
+        ("pipeline", "records", ["_facts"], ["FactRecord"]),  # a private module
+        ("guard", "facade", ["_bank"], ["Bank"]),
+    ],
+)
+def test_the_layer_rule_catches(edge):
+    assert layer_violations([edge])
+
+
+def test_the_layer_rule_allows_what_the_order_allows():
+    assert layer_violations([("pipeline", "search", [], ["Postings"]), ("facade", "storage", [], ["Store"])]) == []

@@ -107,7 +107,7 @@ def test_ann_query_reads_rows_by_pread_and_ranks_as_through_the_map(tmp_path, mo
     by_pread = Bank.open(path, readonly=True, ann=cfg)
     got = answers(by_pread)
     assert fancy == []
-    read = by_pread.store.read(datetime(2026, 1, 1), ann=cfg)
+    read = by_pread._read(datetime(2026, 1, 1), None, False)
     matrix, index = read.sources[0] if read.sources is not None else None, read.ann
     assert isinstance(matrix, VectorMap) and index is not None and index.rows == 1000
     q = by_pread.embedder.embed([QUERIES[1]])[0]

@@ -7,6 +7,7 @@ import dataclasses
 import datetime as _dt
 import functools
 import hashlib
+import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,6 +38,7 @@ from .records import check_user, neutralize, owner_pattern
 from .search import (
     DEFAULT_EMBEDDER,
     AnnConfig,
+    ApproximateFiles,
     ApproximateRows,
     Lexicon,
     Postings,
@@ -141,6 +143,10 @@ class _Rows:
     eligible: np.ndarray
     related: tuple[np.ndarray, np.ndarray]
     primary: np.ndarray
+
+
+#: index folder → its approximate index's files (shared by every Bank over one store: loaded once)
+_APPROXIMATE: weakref.WeakKeyDictionary[Any, ApproximateFiles] = weakref.WeakKeyDictionary()
 
 
 def _ann_config(ann: AnnConfig | bool | None) -> AnnConfig | None:
@@ -251,9 +257,14 @@ class Bank:
             if self.index
             else None
         )
-        current = getattr(store, "_index", None)
+        current = store.index_folder
         if (None if current is None else current.spec) != spec:
             store.use_index(spec)
+        folder = store.index_folder
+        #: the approximate index's files in the bank's index folder (a bank opened with ``ann``)
+        self.approximate: ApproximateFiles | None = None
+        if self.ann is not None and folder is not None:  # one per folder: the users of a store share it
+            self.approximate = _APPROXIMATE.setdefault(folder, ApproximateFiles(folder))
 
     # ------------------------------------------------------------------ lifecycle
     @classmethod
@@ -270,6 +281,7 @@ class Bank:
         index: bool = True,
         ann: AnnConfig | bool | None = None,
         derive: DeriveConfig | bool | None = None,
+        router: Router | None = None,
     ) -> Bank:
         """Open (or create, with ``create``) the bank at ``path``, bound to ``user`` (``None``:
         the bank's owner; see the class docstring); ``owner`` is the owner's name (see
@@ -292,6 +304,10 @@ class Bank:
 
         ``derive``: give raw turns the lifecycle metadata their words state as they are added
         (``True``: every rule; a :class:`frcore.bank.DeriveConfig` names them; docs/derive.md).
+
+        ``router``: the :class:`frcore.bank.Router` that routes the bank's queries to categories
+        (default: a new one over the bank's embedder); a caller that opens several banks on one
+        embedder passes one router to all, so its category vectors are computed once.
         """
         from .storage import Store
 
@@ -335,7 +351,7 @@ class Bank:
                     )
             if not store.readonly:  # recorded by the first write of a bank that has no record yet
                 store._embedder_to_record = (str(emb.name), int(emb.dim))
-            return cls(store, emb, params, owner=owner, user=user, index=index, ann=ann, derive=derive)
+            return cls(store, emb, params, router, owner=owner, user=user, index=index, ann=ann, derive=derive)
         except BaseException:
             store.close()
             raise
@@ -423,7 +439,9 @@ class Bank:
         vectors = prep.vectors
         if vectors is None and not self.store.readonly:  # prepared by a worker without the embedder
             vectors = self._embed_records(prep.batch.records)
-        added = self.store.add_facts(prep.batch, vectors=vectors, ann=self.ann)
+        added = self.store.add_facts(prep.batch, vectors=vectors)
+        if self.approximate is not None and self.ann is not None:
+            self.approximate.update(self.ann)  # extended when due; an error leaves queries exact
         self._views.clear()
         self._rows.clear()
         if self.derive is not None:
@@ -442,7 +460,7 @@ class Bank:
         if self.ann is None:
             raise ValueError("ann: this bank was opened without an approximate index (Bank.open(..., ann=True))")
         self.store.sync_index()
-        return self.store.update_ann(self.ann, complete)
+        return self.approximate is not None and self.approximate.update(self.ann, complete)
 
     def _embed_records(self, records) -> tuple[str, np.ndarray]:
         """(model key, vectors) of facts about to be stored (:func:`frcore.bank._ingest.embed_records`)."""
@@ -539,8 +557,14 @@ class Bank:
     # ------------------------------------------------------------------ reads
     def _read(self, at: _dt.datetime, known_at: _dt.datetime | None, include_quarantined: bool) -> ReadView:
         """The one read of the store behind a ranking (:meth:`frcore.bank.storage.Store.read`)."""
+        ann, files = self.ann, self.approximate
         return self.store.read(
-            at, known_at, include_quarantined, user=self.user, ann=self.ann, embedding_key=self.embedding_key
+            at,
+            known_at,
+            include_quarantined,
+            user=self.user,
+            approximate=None if ann is None or files is None else functools.partial(files.index, ann),
+            embedding_key=self.embedding_key,
         )
 
     def _view(

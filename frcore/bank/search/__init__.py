@@ -5,6 +5,7 @@ What the rest of FR-Bank uses of this layer is imported from here; its modules a
 
 from ._ann import (
     AnnConfig as AnnConfig,
+    ApproximateFiles as ApproximateFiles,
     ApproximateRows as ApproximateRows,
 )
 from ._cache import (
@@ -27,6 +28,7 @@ from ._partial import PartialCosine as PartialCosine
 __all__ = [
     "PartialCosine",
     "AnnConfig",
+    "ApproximateFiles",
     "ApproximateRows",
     "CachedEmbedder",
     "DEFAULT_EMBEDDER",

@@ -28,9 +28,10 @@ from __future__ import annotations
 import json
 import os
 import secrets
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -239,6 +240,74 @@ def due(side: dict[str, Any] | None, rows: int, cfg: AnnConfig, complete: bool =
         return False
     held = int(side["rows"]) if side is not None else 0
     return rows > held if complete else (rows - held > cfg.growth * held or held == 0)
+
+
+class IndexFolder(Protocol):
+    """What the approximate index needs of the bank's index folder
+    (:class:`frcore.bank.storage.BankIndex`): where it is, its manifest, its vector matrix and
+    its write lock. The folder's owner scrubs the approximate index's files on erase with every
+    file of the folder it does not know; the files are built, extended and loaded here."""
+
+    dir: Path
+    readonly: bool
+
+    def manifest(self) -> dict[str, Any] | None: ...
+
+    def matrix(self, rows: int) -> np.ndarray: ...
+
+    def locked(self) -> AbstractContextManager[bool]: ...
+
+
+class ApproximateFiles:
+    """The approximate index of one bank index folder: :meth:`index` loads the one valid for the
+    folder as it is now, :meth:`update` builds or extends it when due. ``error``: the last error
+    writing it (the bank works without it: its queries are then exact)."""
+
+    def __init__(self, folder: IndexFolder):
+        self.folder = folder
+        self.error: str | None = None
+        self._loaded: AnnIndex | None = None  # the index last loaded (its file is in ``file``)
+
+    def index(self, cfg: AnnConfig) -> AnnIndex | None:
+        """The approximate index valid for the folder as it is now (:func:`valid_for`), loaded
+        once per file; ``None`` when there is none (or it cannot be read: the query is exact)."""
+        side = read_sidecar(self.folder.dir)
+        if side is None or not valid_for(side, self.folder.manifest(), cfg):
+            return None
+        if self._loaded is not None and self._loaded.file == side["file"]:
+            return self._loaded
+        try:
+            self._loaded = load(self.folder.dir, side)
+        except (OSError, RuntimeError, ValueError, KeyError):
+            return None  # replaced under us, or unreadable
+        return self._loaded
+
+    def update(self, cfg: AnnConfig, complete: bool = False) -> bool:
+        """Build or extend the approximate index when it is due (:func:`due`), under the folder's
+        write lock; the files it replaces are removed (their rows are all still stored: an erase
+        scrubs every approximate-index file first). Returns whether one was written."""
+        folder = self.folder
+        if folder.readonly:
+            return False
+        try:
+            with folder.locked():
+                m = folder.manifest()
+                if m is None:
+                    return False
+                side = read_sidecar(folder.dir)
+                base = side if valid_for(side, m, cfg) else None
+                rows = int(m.get("vector_rows", 0))
+                if not due(base, rows, cfg, complete):
+                    return False
+                new = build(folder.dir, folder.matrix(rows), m, cfg, base)
+                for f in files(folder.dir):
+                    if f.name not in (str(new["file"]), SIDECAR):
+                        f.unlink(missing_ok=True)
+            self.error = None
+            return True
+        except (OSError, RuntimeError, ValueError) as e:
+            self.error = f"{folder.dir}: {getattr(e, 'strerror', None) or e}"
+            return False
 
 
 def files(folder: Path) -> list[Path]:

@@ -60,7 +60,7 @@ from typing import Any
 import numpy as np
 
 from ..records import neutralize, owner_pattern
-from ..search import Postings, _ann
+from ..search import Postings
 from ._merging import merge_count
 from ._rows import Rows as Rows, _json_list, _object, _RawFile, decode as decode, encode as encode
 from ._vectors import VectorMap
@@ -176,7 +176,6 @@ class BankIndex:
         self.readonly = readonly
         #: the last error writing the index (the bank works without it, only slower to open)
         self.error: str | None = None
-        self._ann_index: _ann.AnnIndex | None = None  # the approximate index last loaded (ann.json)
 
     @classmethod
     def existing(cls, db_path: str) -> BankIndex | None:
@@ -194,6 +193,14 @@ class BankIndex:
             return probe  # unreadable: only scrubbing makes sense
 
     # ------------------------------------------------------------------ reading
+    def manifest(self) -> dict[str, Any] | None:
+        """The manifest as it is now (``None``: none this format reads)."""
+        return self._manifest()
+
+    def locked(self) -> contextlib.AbstractContextManager[bool]:
+        """The folder's write lock, held (for a sidecar's writer: :meth:`_scrub_sidecars`)."""
+        return self._locked()
+
     def _manifest(self) -> dict[str, Any] | None:
         """The manifest, or ``None`` when there is none this format reads — or when the index
         folder or the manifest is a symbolic link (damage: never followed)."""
@@ -345,7 +352,7 @@ class BankIndex:
                 return  # another writer rewrote it: the next load checks the new one
             segs = list(m["segments"])
             self._commit(str(m["bank_id"]), int(m["erasures"]), segs[:keep])
-            _scrub_ann(self.dir)  # built over rows that are no longer indexed: rebuilt by the next write
+            self._scrub_sidecars()  # built over rows that are no longer indexed: rebuilt by the next write
             self._zero_vectors(sum(int(s["n"]) for s in segs[:keep]), self.spec.dim)
             for s in segs[keep:]:
                 _scrub(self.dir / str(s["dir"]))
@@ -355,10 +362,13 @@ class BankIndex:
         (a :class:`VectorMap`: :meth:`VectorMap.take_rows` reads a few rows without mapping them)."""
         if rows == 0:
             return np.zeros((0, self.spec.dim), dtype=np.float32)
-        with open(os.open(self.dir / VECTORS, os.O_RDONLY | os.O_NOFOLLOW), "rb") as fh:
+        path = self.dir / VECTORS
+        if path.is_symlink():  # never followed: damage, read from SQLite
+            raise ValueError(f"{path}: a symbolic link")
+        with open(path, "rb") as fh:  # by its path: the map's filename is where take_rows preads
             st = os.fstat(fh.fileno())
             if not stat.S_ISREG(st.st_mode):
-                raise ValueError(f"{self.dir / VECTORS}: not a regular file")
+                raise ValueError(f"{path}: not a regular file")
             m = VectorMap(fh, dtype="<f4", mode="r", shape=(rows, self.spec.dim))
         m.file_id = (st.st_dev, st.st_ino)
         return m
@@ -406,43 +416,6 @@ class BankIndex:
             raw=_RawFile(d / "raw.json"),
             slot_codes=coded["slots"],
         )
-
-    def ann(self, cfg: _ann.AnnConfig) -> _ann.AnnIndex | None:
-        """The approximate index (:mod:`frcore.bank.search._ann`) valid for this index as it is now,
-        loaded once per file; ``None`` when there is none."""
-        m = self._manifest()
-        side = _ann.read_sidecar(self.dir)
-        if side is None or not _ann.valid_for(side, m, cfg):
-            return None
-        if self._ann_index is not None and self._ann_index.file == side["file"]:
-            return self._ann_index
-        try:
-            self._ann_index = _ann.load(self.dir, side)
-        except (OSError, RuntimeError, ValueError, KeyError):
-            return None  # replaced under us, or unreadable: the query is exact
-        return self._ann_index
-
-    def update_ann(self, cfg: _ann.AnnConfig, complete: bool = False) -> bool:
-        """Build or extend the approximate index when it is due (:func:`frcore.bank.search._ann.due`).
-        Returns whether one was written; an error is kept in :attr:`error`."""
-        if self.readonly:
-            return False
-        try:
-            with self._locked():
-                m = self._manifest()
-                if m is None:
-                    return False
-                side = _ann.read_sidecar(self.dir)
-                base = side if _ann.valid_for(side, m, cfg) else None
-                rows = int(m.get("vector_rows", 0))
-                if not _ann.due(base, rows, cfg, complete):
-                    return False
-                new = _ann.build(self.dir, self.matrix(rows), m, cfg, base)
-                _scrub_ann(self.dir, keep=(str(new["file"]), _ann.SIDECAR))
-            return True
-        except (OSError, RuntimeError, ValueError) as e:  # the bank works without it (exact)
-            self.error = f"{self.dir}: {getattr(e, 'strerror', None) or e}"
-            return False
 
     # ------------------------------------------------------------------ writing
     @contextlib.contextmanager
@@ -563,7 +536,7 @@ class BankIndex:
             keep = [s for s in m["segments"] if int(s["hi"]) < seq]
             drop = [s for s in m["segments"] if int(s["hi"]) >= seq]
             self._commit(bank_id, erasures, keep)
-            _scrub_ann(self.dir)  # it holds a compressed copy of every vector: rebuilt by the next write
+            self._scrub_sidecars()  # it holds a compressed copy of every vector: rebuilt by the next write
             self._zero_vectors(sum(int(s["n"]) for s in keep), int(m["spec"]["dim"]))
             for s in drop:
                 _scrub(self.dir / s["dir"])
@@ -644,6 +617,24 @@ class BankIndex:
         finally:
             os.close(fd)
 
+    def _scrub_sidecars(self) -> None:
+        """Overwrite with zeros and delete every file of the folder that is not the index's own
+        (manifest, its drafts, ``vectors.f32``, the lock, segments): the files another layer
+        built over the index's rows — the approximate index (:class:`frcore.bank.search.ApproximateFiles`)
+        — hold a copy of every vector, and an erase removes them without knowing what they are."""
+        own = ("manifest.json", VECTORS, "lock")
+        with os.scandir(self.dir) as entries:
+            for e in list(entries):
+                name = e.name
+                if name in own or name.startswith(("seg-", "tmp-seg-", "manifest.")):
+                    continue
+                if e.is_symlink() or not e.is_dir(follow_symlinks=False):
+                    _zero_file(Path(e.path))
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(e.path)
+                else:
+                    _scrub(Path(e.path))
+
     def _commit(self, bank_id: str, erasures: int, segs: list[dict[str, Any]]) -> None:
         m = {
             "format": FORMAT,
@@ -658,7 +649,7 @@ class BankIndex:
         os.replace(tmp, self.dir / "manifest.json")
 
     def _scrub_all(self, m: dict[str, Any] | None) -> None:
-        _scrub_ann(self.dir)
+        self._scrub_sidecars()
         for s in (m or {}).get("segments") or []:
             _scrub(self.dir / s["dir"])
         for p in [*self.dir.glob("seg-*"), *self.dir.glob("tmp-seg-*")]:  # also written but never committed
@@ -818,15 +809,6 @@ def _zero_file(f: Path) -> None:
         pass
     finally:
         os.close(fd)
-
-
-def _scrub_ann(folder: Path, keep: Sequence[str] = ()) -> None:
-    """Overwrite with zeros and delete every approximate-index file of ``folder`` but ``keep``."""
-    for f in _ann.files(folder):
-        if f.name not in keep:
-            _zero_file(f)
-            with contextlib.suppress(FileNotFoundError):
-                os.remove(f)
 
 
 def merge_rows(parts: Sequence[Rows]) -> Rows:

@@ -83,9 +83,9 @@ class ReadView:
       snapshot's ids ((n, d) float32, a NaN row for each id in ``missing``, which has none);
       ``None`` and ``()`` when ``sources`` are given or no model was named.
 
-    Links and vectors are gathered from what the load read, and the approximate index is taken
-    from the index folder (:meth:`frcore.bank.storage._index.BankIndex.ann`), when first asked
-    for: a view the bank has cached never asks."""
+    Links and vectors are gathered from what the load read, and the approximate index is the
+    caller's (:class:`frcore.bank.search.ApproximateFiles`), asked for when first needed: a view
+    the bank has cached never asks."""
 
     version: int
     snapshot: Snapshot
@@ -305,16 +305,11 @@ class _Loading(_Handle):
             with contextlib.suppress(OSError):
                 index.scrub()
 
-    def ann_index(self, cfg):
-        """The bank index's approximate index for ``cfg`` (:meth:`frcore.bank.storage._index.BankIndex.ann`),
-        or ``None``."""
-        index = self._index
-        return None if index is None else index.ann(cfg)
-
-    def update_ann(self, cfg, complete: bool = False) -> bool:
-        """Build or extend the approximate index when due (a writable store with an index)."""
-        index = self._index
-        return index is not None and not self.readonly and index.update_ann(cfg, complete)
+    @property
+    def index_folder(self) -> BankIndex | None:
+        """The bank's index folder (``None``: a store that keeps none), for the layers that build
+        files over its rows (:class:`frcore.bank.search.ApproximateFiles`)."""
+        return self._index
 
     def sync_index(self) -> None:
         """Bring the bank's index up to date with the stored rows (a writable store with an
@@ -330,15 +325,15 @@ class _Loading(_Handle):
         include_quarantined: bool = False,
         *,
         user: str = OWNER,
-        ann: Any = None,
+        approximate: Callable[[], Any] | None = None,
         embedding_key: str | None = None,
     ) -> ReadView:
         """What one query reads of the store, all from one load (one version, a consistent cut):
         the :meth:`snapshot` of ``user`` as of ``at`` / ``known_at``, the links of its rows, and
-        the rows' vectors and BM25 postings from the bank's index when it holds every row (with
-        ``ann``, an :class:`~frcore.bank.search.AnnConfig`, its approximate index, opened when
-        first asked for) — else the stored vectors of model ``embedding_key`` (read once per
-        version). See :class:`ReadView`."""
+        the rows' vectors and BM25 postings from the bank's index when it holds every row (then
+        ``approximate()``, when given, is the approximate index over them, asked for when first
+        needed) — else the stored vectors of model ``embedding_key`` (read once per version).
+        See :class:`ReadView`."""
         loaded = self._load()
         index = self._index
         snap = self._snapshot(loaded, at, known_at, include_quarantined, user)
@@ -346,10 +341,7 @@ class _Loading(_Handle):
         stored = None
         if sources is None and embedding_key is not None:
             stored = self._stored_vectors(loaded, embedding_key)
-        approximate = None
-        if ann is not None and sources is not None and index is not None:
-            approximate = functools.partial(index.ann, ann)
-        return ReadView(loaded.version, snap, sources, loaded.links, stored, approximate)
+        return ReadView(loaded.version, snap, sources, loaded.links, stored, approximate if sources else None)
 
     def _sources(self, loaded: _Loaded, index: BankIndex | None) -> tuple[np.ndarray, list[Postings]] | None:
         """The ``index``'s vector matrix and BM25 postings (one part per segment) of every row

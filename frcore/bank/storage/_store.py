@@ -276,7 +276,6 @@ class Store(_Loading):
         vectors: tuple[str, np.ndarray] | None = None,
         where: Sequence[str] | None = None,
         user: str | None = None,
-        ann: Any = None,
     ) -> Added:
         """Append a batch of facts in one transaction (all or nothing); returns the ids stored
         (:class:`Added`; ``.unchanged`` lists the facts skipped as already stored, identical).
@@ -290,8 +289,7 @@ class Store(_Loading):
         batch, in its order: a new fact's is written in the same transaction, so a stored fact
         never lacks its vector, and an unchanged fact stored without one (by an older bank) gets
         it. ``facts`` may be a :class:`Batch` already validated (:func:`parse_batch`). After the
-        commit the bank's index takes the new rows and, with ``ann`` (an
-        :class:`~frcore.bank.search.AnnConfig`), the approximate index is extended when due. A
+        commit the bank's index takes the new rows. A
         fact whose text, id, slot or speaker reads as an instruction to the model
         (:func:`frcore.bank.records._facts.injection_finding`, checked before any lock is taken)
         is stored quarantined and listed in ``.quarantined`` of the result.
@@ -346,8 +344,6 @@ class Store(_Loading):
             self._backfill(records, new_ids, given)
             try:
                 self.sync_index()
-                if ann is not None:
-                    self.update_ann(ann)
             except StoreError as e:  # committed: the add completed; only its index is behind
                 warnings.append(
                     f"{self.path}: the facts were stored, but reading the bank back failed ({e.kind}): "
