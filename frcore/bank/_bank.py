@@ -46,7 +46,7 @@ from .search import (
     get_embedder,
     tokenize_many,
 )
-from .storage import IndexSpec, ReadView, StoreError, parse_batch
+from .storage import IndexSpec, ReadView, StoreError, checked, parse_batch
 
 
 class EmbedderMismatch(StoreError):
@@ -429,8 +429,9 @@ class Bank:
             return _ingest.add_batches(here, self._store_prepared, job, batches, where, self.embedder)
 
     def _prepare(self, facts, where, recorded_at) -> ReadyBatch:
-        """A batch parsed and validated for this bank's user, derived (raw turns), embedded."""
-        batch = parse_batch(list(facts), where, self.user, recorded_at)
+        """A batch parsed and validated for this bank's user, checked for prompt injection (once:
+        derivation and the store take its findings), derived (raw turns), embedded."""
+        batch = checked(parse_batch(list(facts), where, self.user, recorded_at))
         if self.derive is not None:  # raw turns take the metadata their words state (docs/derive.md)
             batch = self._derived(batch, self.derive)
         return ReadyBatch(batch, None if self.store.readonly else self._embed_records(batch.records))
@@ -452,7 +453,8 @@ class Bank:
         """``batch`` with its raw turns' derived metadata (:class:`frcore.bank.derive.Deriver`:
         against the user's stored turns, the index of them kept across adds)."""
         stored = functools.partial(self.store.edges, user=self.user)
-        return dataclasses.replace(batch, records=self._deriver.derive(batch.records, self.store.version(), stored))
+        records = self._deriver.derive(batch.records, self.store.version(), stored, batch.findings is not None)
+        return dataclasses.replace(batch, records=records)
 
     def update_ann(self, complete: bool = True) -> bool:
         """Build or extend the approximate index now (``complete``: over every row, even when

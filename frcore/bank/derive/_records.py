@@ -18,13 +18,15 @@ from ._rules import DeriveConfig, Derived, Turn, TurnIndex, derive, derive_one
 MACHINE_SPEAKERS: frozenset[str] = frozenset({"assistant", "system", "tool", "bot"})
 
 
-def is_user_turn(rec: FactRecord, stored: bool = False) -> bool:
+def is_user_turn(rec: FactRecord, checked: bool = False) -> bool:
     """A turn said by a person (no speaker, ``user`` or a name; not :data:`MACHINE_SPEAKERS`),
     not read as an instruction to the model (a quarantined turn is neither derived nor a link
-    target; a ``stored`` record's flag says it, a new one is checked)."""
+    target). A ``checked`` record's quarantine flag is the guard's (a stored record, or one of a
+    batch the guard has read: derivation changes none of the fields the guard reads); any other
+    is checked here."""
     if rec.kind != "turn" or (rec.speaker or "user").lower() in MACHINE_SPEAKERS or rec.quarantined:
         return False
-    return stored or injection_finding(rec) is None
+    return checked or injection_finding(rec) is None
 
 
 def is_derivable(rec: FactRecord) -> bool:
@@ -49,16 +51,17 @@ def turn_index(
     """The earlier turns derivation reads: every stored user turn (``memo``: :attr:`TurnIndex.memo`;
     ``embed``, ``vectors``, ``soft``: :attr:`TurnIndex.embed`, :attr:`TurnIndex.vectors`,
     :attr:`TurnIndex.soft`)."""
-    turns = (turn_of(r) for r in records if is_user_turn(r, stored=True))
+    turns = (turn_of(r) for r in records if is_user_turn(r, checked=True))
     return TurnIndex.build(turns, memo, embed, vectors, soft)
 
 
 def derive_records(
-    records: Sequence[FactRecord], index: TurnIndex, cfg: DeriveConfig
+    records: Sequence[FactRecord], index: TurnIndex, cfg: DeriveConfig, checked: bool = False
 ) -> tuple[list[FactRecord], dict[str, Derived]]:
     """The records with the metadata derived for their derivable turns (others unchanged), and
-    id → :class:`Derived` of every derivable turn; ``index`` gains the batch's user turns."""
-    turns = [r for r in records if is_user_turn(r)]  # the guard once per record
+    id → :class:`Derived` of every derivable turn; ``index`` gains the batch's user turns.
+    ``checked``: the guard has read the records (their quarantine flags are its findings)."""
+    turns = [r for r in records if is_user_turn(r, checked)]
     only = {r.id for r in turns if _unannotated(r)}
     got = derive(index, [turn_of(r) for r in turns], cfg, only)
     out = []
@@ -79,7 +82,7 @@ def explain_derivation(rec: FactRecord, index: TurnIndex, cfg: DeriveConfig | No
     ``None`` for a record derivation does not touch; else ``{"reproduced": bool, "evidence":
     [...]}`` — ``reproduced`` False when the stored metadata is not what derivation gives now
     (the turn came with metadata of its own, or the bank gained earlier turns after it was stored)."""
-    if not is_user_turn(rec, stored=True) or rec.slot is not None:
+    if not is_user_turn(rec, checked=True) or rec.slot is not None:
         return None
     raw = dataclasses.replace(rec, links={}, confidence=1.0, event_time=None)
     d = derive_one(turn_of(raw), index, cfg or DeriveConfig())
@@ -115,13 +118,13 @@ class Deriver:
         """An index of ``stored`` (the user's stored records)."""
         return turn_index(stored, self.memo, self.embed, self.vectors, self.cfg.soft_updates)
 
-    def derive(self, records: Sequence[FactRecord], version: int, stored) -> list[FactRecord]:
+    def derive(self, records: Sequence[FactRecord], version: int, stored, checked: bool = False) -> list[FactRecord]:
         """``records`` with their derived metadata, against the stored turns as of store
         ``version`` (``stored()``: the user's stored records, read only when the kept index is
-        not of that version)."""
+        not of that version); ``checked``: the guard has read them (:func:`derive_records`)."""
         kept, self._kept = self._kept, None
         index = kept[1] if kept is not None and kept[0] == version else self.index(stored())
-        out, _ = derive_records(records, index, self.cfg)
+        out, _ = derive_records(records, index, self.cfg, checked)
         self._pending = (version, index)
         if len(self.memo) > 4 * sum(map(len, index.entries.values())) + 10_000:  # erased turns' readings
             self.memo.clear()
