@@ -75,6 +75,9 @@ class AnnConfig:
 
 
 def _faiss():
+    from ..._extras import require
+
+    require("ann", "the approximate index (Bank.open(..., ann=True), --ann)")  # one line when faiss is missing
     import faiss  # imported only when an approximate index is used
 
     return faiss
