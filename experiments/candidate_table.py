@@ -58,8 +58,7 @@ def persona_candidates(suites, embedder, i: int) -> tuple[list[dict], list, list
     router = Router(embedder)
     qs, ids, cands, queries = [], [], [], []
     with tempfile.TemporaryDirectory() as tmp:
-        bank = Bank.open(os.path.join(tmp, "b.db"), embedder=embedder, owner=suite.name)
-        bank.router = router
+        bank = Bank.open(os.path.join(tmp, "b.db"), embedder=embedder, owner=suite.name, router=router)
         bank.add(bank_records(suite, router, embedder, bank.normalize))
         edges = list(bank.store.edges())
         qv = np.asarray(embedder.embed([bank.normalize(q.text) for q in suite.questions]))

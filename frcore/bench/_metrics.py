@@ -255,7 +255,7 @@ def paired_bootstrap(a: Any, b: Any, n_boot: int = 10000, seed: int = 0) -> dict
 
 
 def bootstrap_difference(x: np.ndarray, y: np.ndarray, n_boot: int = 10000, seed: int = 0) -> dict[str, Any]:
-    """The resampling core shared by every paired bootstrap here and in :mod:`frcore.bench.locomo`:
+    """The resampling core shared by every paired bootstrap here:
     equal-length, already validated float arrays → difference of means with a 95% percentile CI."""
     if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 1:
         raise ValueError(f"n_boot: expected a positive integer, got {n_boot!r}")
@@ -279,6 +279,29 @@ def bootstrap_difference(x: np.ndarray, y: np.ndarray, n_boot: int = 10000, seed
         "seed": seed,
         "level": 0.95,
     }
+
+
+def paired_bootstrap_mean(a: Any, b: Any, n_boot: int = 10000, seed: int = 0) -> dict[str, Any]:
+    """Paired bootstrap of mean(a) − mean(b) for per-question real scores (e.g. recall@10;
+    LoCoMo and LongMemEval compare systems with it).
+
+    The pairs (a_i, b_i) are resampled together ``n_boot`` times; the 95% CI is the 2.5 / 97.5
+    percentiles of the resampled differences. Deterministic for a given ``seed``. Returns
+    ``{"diff", "ci_low", "ci_high", "mean_a", "mean_b", "n", "n_boot", "seed", "level"}``.
+    """
+    x = np.asarray(a, dtype=np.float64)
+    y = np.asarray(b, dtype=np.float64)
+    for name, arr in (("a", x), ("b", y)):
+        if arr.ndim != 1:
+            raise ValueError(f"{name}: expected a 1-d array of per-question scores, got shape {arr.shape}")
+        bad = np.flatnonzero(~np.isfinite(arr))
+        if bad.size:
+            raise ValueError(f"{name}[{int(bad[0])}]: expected a finite number, got {arr[bad[0]]!r}")
+    if x.shape != y.shape:
+        raise ValueError(f"a, b: paired scores need equal lengths, got {x.size} and {y.size}")
+    if x.size == 0:
+        raise ValueError("a, b: empty; nothing to compare")
+    return bootstrap_difference(x, y, n_boot=n_boot, seed=seed)
 
 
 def mcnemar(a: Any, b: Any, exact_below: int = 25) -> dict[str, Any]:

@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
-import os
 import subprocess
-import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -25,9 +23,10 @@ import numpy as np
 
 from .._params import LifecycleParams
 from .._params_io import param_changes
-from ..bank import Bank, Router
+from ..bank import Router
 from ._cluster import map_tasks
 from ._metrics import aggregate, mcnemar, paired_bootstrap, question_outcome
+from ._rank import Ask, rank_history
 from ._suite import Suite, corpus, raw_turn_corpus, raw_turn_questions
 from ._systems import System, resolve_systems
 
@@ -98,68 +97,47 @@ def run_persona(
     if not questions:
         return []
     router = Router(embedder)
-    tmp = tempfile.TemporaryDirectory(dir=workdir)
-    try:
-        params = {s.name: s.params(base_params) for s in systems}
-        q_vecs = None
-        results: dict[tuple[int, str], Any] = {}
-        # one bank per derivation setting: the systems on gold or router metadata share one
-        for g, derive in enumerate(dict.fromkeys(s.derive for s in systems)):
-            # The bank knows whose memory it is (the persona's name), as any deployed bank would.
-            bank = Bank.open(
-                os.path.join(tmp.name, f"{suite.persona}.{g}.db"),
-                embedder=embedder,
-                owner=suite.name if owner_aware else None,
-                ann=ann,
-                derive=derive,
-            )
-            bank.router = router
-            bank.add(bank_records(suite, router, embedder, bank.normalize, raw_turns=raw_turns))
-            if q_vecs is None:
-                q_vecs = np.asarray(embedder.embed([bank.normalize(q.text) for q in questions]))
-            for qi, q in enumerate(questions):
-                for s in systems:
-                    if s.derive != derive:
-                        continue
-                    results[qi, s.name] = bank.query(
-                        q.text,
-                        at=q.asked_at,
-                        k=s.pipeline.k,
-                        intent=q.intent if gold_intent else None,
-                        config=s.pipeline,
-                        params=params[s.name],
-                        query_vec=q_vecs[qi],
-                    )
-            bank.close()
-        out = []
-        for qi, q in enumerate(questions):
-            for s in systems:
-                res = results[qi, s.name]
-                ranked = res.ids
-                o = question_outcome(q.attack_vector, ranked, q.support, q.wrong)
-                rec = {
-                    "system": s.name,
-                    "persona": suite.persona,
-                    "id": q.id,
-                    "attack_vector": q.attack_vector,
-                    "intent": res.intent,
-                    "gold_intent": q.intent,
-                    "passed": bool(o.passed),
-                    "stale": bool(o.stale),
-                    "ranked": ranked,
-                    "outcome": o.to_dict(),
-                }
-                if keep_outcome:
-                    rec["_outcome"] = o
-                if keep_terms:
-                    rec["terms"] = [
-                        {k: round(v, 5) for k, v in r["terms"].items()} | {"state": r["state"], "stages": r["stages"]}
-                        for r in res.results
-                    ]
-                out.append(rec)
-        return out
-    finally:
-        tmp.cleanup()
+    # The bank knows whose memory it is (the persona's name), as any deployed bank would.
+    results = rank_history(
+        lambda bank: bank_records(suite, router, embedder, bank.normalize, raw_turns=raw_turns),
+        systems,
+        [Ask(q.text, q.asked_at, q.intent if gold_intent else None) for q in questions],
+        embedder,
+        query_vecs=lambda bank: embedder.embed([bank.normalize(q.text) for q in questions]),
+        base_params=base_params,
+        router=router,
+        name=suite.persona,
+        owner=suite.name if owner_aware else None,
+        ann=ann,
+        workdir=workdir,
+    )
+    out = []
+    for qi, q in enumerate(questions):
+        for s in systems:
+            res = results[qi, s.name]
+            ranked = res.ids
+            o = question_outcome(q.attack_vector, ranked, q.support, q.wrong)
+            rec = {
+                "system": s.name,
+                "persona": suite.persona,
+                "id": q.id,
+                "attack_vector": q.attack_vector,
+                "intent": res.intent,
+                "gold_intent": q.intent,
+                "passed": bool(o.passed),
+                "stale": bool(o.stale),
+                "ranked": ranked,
+                "outcome": o.to_dict(),
+            }
+            if keep_outcome:
+                rec["_outcome"] = o
+            if keep_terms:
+                rec["terms"] = [
+                    {k: round(v, 5) for k, v in r["terms"].items()} | {"state": r["state"], "stages": r["stages"]}
+                    for r in res.results
+                ]
+            out.append(rec)
+    return out
 
 
 def _persona_task(suites: Sequence[Suite], systems: Sequence[System], embedder, options: dict, i: int) -> list[dict]:
