@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
+from support.banks import _schema1_bank
 
 from frcore import cli
 from frcore.bank import Bank
@@ -344,8 +345,6 @@ def test_a_schema2_bank_is_read_as_is_and_migrated_on_its_first_write(tmp_path):
 
 
 def test_a_schema1_bank_migrates_straight_to_the_current_schema(tmp_path):
-    from test_bank_erase import _schema1_bank
-
     db = tmp_path / "v1.db"
     _schema1_bank(db)
     with Store.open(db) as s:

@@ -23,7 +23,7 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
-from test_bank_errors import PERMISSIONS, _drive
+from support.cli_driver import PERMISSIONS, _drive
 
 from frcore import cli
 from frcore._types import State

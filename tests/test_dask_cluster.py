@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+from support.longmemeval import tiny
 
 from frcore.cli import main as fr_main
 
@@ -129,8 +130,6 @@ def test_bench_run_personas_on_the_cluster(scheduler, tmp_path):
 
 
 def test_longmemeval_questions_on_the_cluster(scheduler, tmp_path):
-    from test_longmemeval import tiny
-
     (tmp_path / "tiny.json").write_text(json.dumps(tiny()))
     argv = ["bench", "longmemeval", "--data", str(tmp_path / "tiny.json"), "--embedder", "hash", "--n-boot", "200"]
     argv += ["--systems", "fr-full,lme-bm25"]

@@ -22,7 +22,7 @@ import typing
 from pathlib import Path
 
 import pytest
-from test_suite import SOURCE, _mini
+from support.suites import SOURCE, _mini
 
 import frcore.bank
 from frcore._types import LINK_KINDS

@@ -5,10 +5,10 @@ check error (never a verdict), and theory-backed rows carry the claim's own chec
 from __future__ import annotations
 
 import copy
-import json
 from pathlib import Path
 
 import pytest
+from support.ledger import FLAT, _base_results, _latency_curve, _lme_comparison, _rows, _write, base_results
 
 from experiments import ledger
 from experiments.reproduce import exit_code
@@ -18,172 +18,6 @@ from theory.verdict import EMPIRICAL, FORMAL, KINDS, headline
 
 ROOT = Path(__file__).resolve().parents[1]
 load_claim_modules()
-
-
-def _metrics(p, hit1=0.3):
-    return {
-        "pass": p,
-        "staleness": 0.1,
-        "hit@1": hit1,
-        "hit@5": 0.5,
-        "hit@10": 0.6,
-        "mrr": 0.4,
-        "pse": 0.0,
-        "wsr": 0.1,
-        "n": 10,
-    }
-
-
-def _questions(system, avs_passed):
-    """Per-question records: avs_passed = [(attack vector, passed), ...]."""
-    return [
-        {"system": system, "persona": "p", "id": f"q{i}", "attack_vector": f"{av}_x", "passed": ok, "terms": []}
-        for i, (av, ok) in enumerate(avs_passed)
-    ]
-
-
-STATIC = [("AV3", True)] * 10 + [("AV5", True)] * 10 + [("AV8", True)] * 10 + [("AV1", True)] * 10
-
-
-def _lme_comparison(group, diff, lo, hi, n=40):
-    return {
-        "a": "fr-full",
-        "b": "fr-lifecycle-off",
-        "group": group,
-        "level": "turn",
-        "metric": "recall_all@10",
-        "diff": diff,
-        "ci_low": lo,
-        "ci_high": hi,
-        "mean_a": 0.5 + diff,
-        "mean_b": 0.5,
-        "n": n,
-    }
-
-
-def _lme_summary() -> dict:
-    """A LongMemEval summary: pooled neutral (CI inside ±3 pp), knowledge-update losing (CI below 0)."""
-    ku = {"n": 8, "newest_above_older_rate": 0.5, "stale_only@10_rate": 0.25}
-    pooled = {"turn": {"recall_any@10": 0.8, "recall_all@10": 0.6}}
-    return {
-        "systems": {
-            s: {"pooled": pooled, "pooled_evaluable": {**pooled, "n": 40}, "knowledge_update": ku}
-            for s in ("fr-full", "fr-lifecycle-off", "lme-bm25")
-        },
-        "comparisons": [
-            _lme_comparison("pooled", 0.005, -0.02, 0.025),
-            _lme_comparison("knowledge-update", -0.1, -0.2, -0.01, n=10),
-            {**_lme_comparison("pooled", 0.5, 0.4, 0.6), "b": "flat-cosine"},  # another pair: never read
-        ],
-    }
-
-
-def base_results() -> dict:
-    """Results on which every directly measured row is reproduced (the paper's empirical rows'
-    inputs added by tests/test_ledger_paper.py)."""
-    from test_ledger_paper import paper_files
-
-    return paper_files(_base_results())
-
-
-def _base_results() -> dict:
-    sysnames = ["fr-full", "fr-no-routing", "fr-uniform-decay", "flat-cosine", "fr-no-floors", "fr-global-alpha"]
-    qs = []
-    for s in sysnames:
-        if s == "fr-full":
-            qs += _questions(s, STATIC)
-        else:  # every other system fails the 10 AV1 questions fr-full passes
-            qs += _questions(s, STATIC[:30] + [("AV1", False)] * 10)
-    systems = {
-        s: {
-            "overall": _metrics(0.8 if s == "fr-full" else 0.6, hit1=0.31 if s == "fr-full" else 0.19),
-            "per_av": {av: _metrics(1.0) for av in ("AV1", "AV3", "AV5", "AV8")},
-        }
-        for s in sysnames
-    }
-    return {
-        "latency.json": {
-            "results": [{"impl": "jax", "k": k, "median_us": 10 + 0.01 * k} for k in (1, 10, 20, 100, 500, 1000)],
-            "slope_ns": {"jax": 10.0},
-            "dispatch_floor": [{"k": 20, "median_us": 9.0}],
-        },
-        "sweep_multiplier.json": {
-            "n_whole_range": 10,
-            "per_category": {
-                **{f"C{i}": {"jaccard": [1.0], "feasible": [0.25, 4.0], "whole_range": True} for i in range(10)},
-                "RELATIONAL_BONDS": {"jaccard": [0.9], "feasible": [0.33, 4.0], "whole_range": False},
-            },
-        },
-        "sweep_labels.json": {
-            "summary": {
-                "label_pair": {
-                    "0.1": {"jaccard": [0.97, 0], "tau": [0.99, 0], "displaced_per_query": [0.3, 0]},
-                    "0.5": {"jaccard": [0.90, 0], "tau": [0.90, 0], "displaced_per_query": [1.0, 0]},
-                }
-            }
-        },
-        "sweep_noise.json": {
-            "summary": {
-                "slot_key": {
-                    "0.1": {"tau": [0.999, 0], "jaccard": [0.9, 0]},
-                    "0.3": {"tau": [0.995, 0], "jaccard": [0.77, 0]},
-                }
-            }
-        },
-        "sweep_granularity.json": {
-            "rows": [{"k": k, "pass": min(0.5 + 0.02 * k, 0.64)} for k in range(1, 12)],
-            "cognitive_3": {"pass": 0.5},
-        },
-        "sweep_alpha.json": {
-            "fine": {
-                "bonferroni_threshold": 0.0056,
-                "rows": [{"alpha": a, "mcnemar_p": 0.3, "significant_bonferroni": False} for a in (0.1, 0.2)],
-            },
-            "uniform_alpha_0.3_per_av": {"AV8": 0.125},
-            "fr_full_per_av": {"AV8": 0.9},
-        },
-        "sweep_holdout.json": {"calibrated_pass_test": 0.770, "default_pass_test": 0.768, "calibration_margin": 0.01},
-        "bench.json": {"systems": systems, "questions": qs},
-        "longmemeval/summary.json": _lme_summary(),
-        "theory.json": {
-            "claims": [
-                {
-                    "id": c,
-                    "paper": "p",
-                    "ours": f"ours {c}",
-                    "check": "pass",
-                    "verdict": "reproduced",
-                    "rule": "r",
-                    "reason": "every part holds",
-                    "parts": [],
-                    "diagnosis": None,
-                }
-                for c in (
-                    "thm1",
-                    "thm2",
-                    "thm3p",
-                    "thm3pp",
-                    "a10_global_alpha",
-                    "a10_category_alpha",
-                    "a12_decomposition",
-                    "a5_partition",
-                    "a14_corpus",
-                )
-            ]
-        },
-    }
-
-
-def _write(tmp: Path, files: dict) -> Path:
-    tmp.mkdir(parents=True, exist_ok=True)
-    for name, obj in files.items():
-        (tmp / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp / name).write_text(json.dumps(obj))
-    return tmp
-
-
-def _rows(tmp, files) -> dict:
-    return {r["id"]: r for r in ledger.evaluate(_write(tmp, files))}
 
 
 def test_every_row_reproduced_on_the_constructed_results(tmp_path):
@@ -472,16 +306,7 @@ def test_ledger_rows_carry_their_kind(tmp_path):
 
 
 # --------------------------------------------------------------------------- latency: both parts of "linear"
-
-FLAT = [12.0, 11.5, 12.2, 11.8, 12.1, 12.0]  # a dispatch floor with noise: no line, no growth
-
-
-def _latency_curve(medians):
-    def f(d):
-        ks = (1, 10, 20, 100, 500, 1000)
-        d["latency.json"]["results"] = [{"impl": "jax", "k": k, "median_us": m} for k, m in zip(ks, medians)]
-
-    return f
+# (FLAT and _latency_curve: tests/support/ledger.py)
 
 
 def test_latency_linear_fit_and_loglog_slope_are_both_parts(tmp_path):

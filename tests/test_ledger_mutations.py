@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 import pytest
-from test_theory_claims_known import SINGLE, pair_corpus
+from support.pair_corpus import SINGLE, pair_corpus
 
 import frcore
 from experiments import ledger

@@ -1,118 +1,22 @@
 """The rows of the paper's empirical claims (experiments/ledger_paper.py) on hand-built results whose
-verdicts are known by construction: :func:`paper_files` adds to the ledger's constructed results
-(tests/test_ledger.py) what every one of these rows needs to be reproduced, and each mutation
-below moves one figure across its row's rule."""
+verdicts are known by construction: :func:`paper_files` (tests/support/ledger.py) adds to the ledger's
+constructed results what every one of these rows needs to be reproduced, and each mutation below
+moves one figure across its row's rule."""
 
 from __future__ import annotations
 
-import copy
 import json
 import math
 from pathlib import Path
 
 import numpy as np
 import pytest
+from support.ledger import _q, base_results
 
 from experiments import ledger, ledger_base, ledger_paper as lp
 
 
-def _q(system, i, av, passed, stale=False, hit10=None, terms=None):
-    return {
-        "system": system,
-        "persona": "p",
-        "id": f"{av}-{i}",
-        "attack_vector": f"{av}_x",
-        "passed": passed,
-        "stale": stale,
-        "outcome": {"hit10": passed if hit10 is None else hit10},
-        "terms": terms or [],
-    }
-
-
-def _per_av(values: dict[str, float]) -> dict:
-    return {av: {"pass": v, "staleness": 0.1, "n": 10} for av, v in values.items()}
-
-
-def _extras(system: str) -> list[dict]:
-    """27 AV2 questions: fr-full (and every system but flat cosine and overwrite) passes 20 clean
-    ones, fails 3 stale with a correct edge in the top 10 and 4 stale without one."""
-    out = []
-    for i in range(27):
-        if system == "overwrite":  # stale on fr-full's 7 and 5 more: 12 stale, all failing
-            ok, stale = i < 15, i >= 15
-        else:
-            ok, stale = i < 20, i >= 20
-        hit = ok or (20 <= i < 23 and system not in ("overwrite",))
-        out.append(_q(system, i, "AV2", ok, stale=stale, hit10=hit))
-    return out
-
-
-def paper_files(files: dict) -> dict:
-    """``files`` (the ledger's constructed results) with everything the paper's empirical rows read,
-    each row reproduced: the pooled (p0, p1) are (1, 0), so A.12's prediction equals the observed gap."""
-    files = copy.deepcopy(files)
-    bench = files["bench.json"]
-    qs = []
-    for q in bench["questions"]:
-        fail = not q["passed"]
-        # the questions a system fails in the base results (AV1 for everything but fr-full) are stale
-        qs.append({**q, "stale": fail, "outcome": {"hit10": q["passed"]}})
-    for s in sorted({q["system"] for q in qs}):
-        qs += _extras(s)
-    full = [q for q in qs if q["system"] == "fr-full"]
-    qs += [{**q, "system": "fr-untyped"} for q in full]
-    for s in ("bm25", "uniform-decay"):
-        qs += [{**q, "system": s} for q in full]
-    base = [q for q in full if not q["id"].startswith("AV2")]
-    qs += [{**q, "system": "overwrite"} for q in base] + _extras("overwrite")
-    bench["questions"] = qs
-    top = {f"AV{i}": 0.9 for i in range(1, 10)} | {"AV7": 0.05}
-    low = {f"AV{i}": 0.8 for i in range(1, 10)} | {"AV7": 0.5, "AV9": 0.9}
-    for s in ("fr-full", "flat-cosine", "bm25", "uniform-decay", "overwrite", "fr-untyped"):
-        summary = bench["systems"].get(s) or copy.deepcopy(bench["systems"]["flat-cosine"])
-        bench["systems"][s] = {**summary, "per_av": _per_av(top if s == "fr-full" else low)}
-    bench["systems"]["fr-cognitive"] = copy.deepcopy(bench["systems"]["flat-cosine"])
-
-    squat = [{"age": 1000.0, "activation": 0.5}]
-    quiet = [{"age": 1000.0, "activation": 0.0}]
-    paper_qs = []
-    for s in lp.PAPER_SYSTEMS:
-        for i in range(20):
-            fail8 = s == "fr-no-numeric" and i < 6
-            paper_qs.append(_q(s, i, "AV8", not fail8, terms=quiet))
-        for i in range(20):
-            fail1 = (s == "fr-rates-800x" and i < 8) or (s == "fr-cognitive-partition" and i < 5)
-            paper_qs.append(_q(s, i, "AV1", not fail1, terms=squat if s == "fr-rates-800x" else quiet))
-    cog = {f"AV{i}": 0.8 for i in range(1, 10)} | {"AV2": 0.95, "AV6": 0.95}
-    files[lp.BENCH_PAPER] = {
-        "systems": {
-            s: {"per_av": _per_av(cog if s == "fr-cognitive-partition" else {f"AV{i}": 0.9 for i in range(1, 10)})}
-            for s in lp.PAPER_SYSTEMS
-        },
-        "questions": paper_qs,
-    }
-    noise = files["sweep_noise.json"]["summary"]
-    for kind, j in (("category", 0.95), ("retraction", 0.97), ("event_time", 0.99)):
-        noise[kind] = {r: {"tau": [0.999, 0], "jaccard": [j, 0]} for r in ("0.1", "0.3")}
-    files[lp.CALIBRATE_FOLDS] = {
-        "k": 5,
-        "pooled": {
-            "n": 100,
-            "pass_a": 0.768,
-            "pass_b": 0.770,
-            "diff": 0.002,
-            "diff_ci": [-0.01, 0.015],
-            "mcnemar_p": 1.0,
-            "discordant": {"a_only": 1, "b_only": 1},
-        },
-        "folds": [{"feasible": False}] * 5,
-    }
-    return files
-
-
 def _base() -> dict:
-    from test_ledger import base_results
-
     return base_results()
 
 

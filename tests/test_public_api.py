@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 
 import pytest
+from support.import_graph import all_imports
 
 import frcore as fr
 
@@ -64,8 +65,6 @@ def test_the_layers_above_use_only_the_public_api():
     """Every name theory/, experiments/ and paper_figures/ take from frcore, frcore.bank or
     frcore.bench is in that package's ``__all__`` (the import contract forbids its private
     modules)."""
-    from test_import_contract import all_imports
-
     alls = {p: set(importlib.import_module(p).__all__) for p in PACKAGES}
     missing = sorted(
         {

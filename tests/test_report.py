@@ -11,8 +11,8 @@ import json
 import re
 from pathlib import Path
 
-from test_figures_smoke import SAMPLES
-from test_ledger import FLAT, _latency_curve, _write, base_results
+from support.figure_samples import SAMPLES
+from support.ledger import FLAT, _latency_curve, _write, base_results
 
 from experiments import ledger
 from experiments.reproduce import Run, render_report

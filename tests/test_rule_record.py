@@ -12,6 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from support.ledger import FLAT, _latency_curve, _rows, base_results
 
 from experiments import ledger
 from theory import rule_record
@@ -163,8 +164,6 @@ def test_provenance_evaluates_each_earlier_rule_on_the_witness():
 
 
 def _ledger_rows(tmp_path, mutate=None):
-    from test_ledger import _rows, base_results
-
     files = copy.deepcopy(base_results())
     if mutate:
         mutate(files)
@@ -174,8 +173,6 @@ def _ledger_rows(tmp_path, mutate=None):
 def test_ledger_flags_the_revised_latency_rule_with_both_verdicts(tmp_path):
     """A flat latency curve: partly under the current rule (no line fits), reproduced under 4b99ac9's
     (log–log slope only), partly under 3943dde's (a line only)."""
-    from test_ledger import FLAT, _latency_curve
-
     r = _ledger_rows(tmp_path, _latency_curve(FLAT))["latency"]
     assert r["verdict"] == "partly reproduced" and r["rule_revised"]
     assert r["rule_commit"] == rule_record.load()["latency"]["commit"]

@@ -10,7 +10,7 @@ import copy
 import numpy as np
 import pytest
 from hypothesis import given, strategies as st
-from test_suite import SOURCE, _mini
+from support.suites import SOURCE, _mini
 
 import frcore as fr
 from frcore._ontology import CATEGORY_NAMES, N_CATEGORIES, primary_index, primary_name

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import given, strategies as st
+from support.suites import SOURCE, _mini
 
 import frcore
 from frcore.bench._suite import (
@@ -25,120 +26,6 @@ from frcore.bench._suite import (
 )
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "lifemembench"
-SOURCE = "mini.json"
-
-
-def _mini() -> dict:
-    """A small valid suite (synthetic text): 3 sessions, 4 facts, 4 turns, 2 questions."""
-    return {
-        "suite": "test",
-        "version": 1,
-        "persona": "ann",
-        "name": "Ann Example",
-        "asked_at": "2025-06-01",
-        "sessions": [
-            {"id": 1, "date": "2025-01-01", "type": "critical", "topic": "food"},
-            {"id": 2, "date": "2025-02-01", "type": "filler", "topic": "weather"},
-            {"id": 3, "date": "2025-03-01", "type": "critical", "topic": "trip"},
-        ],
-        "facts": [
-            {
-                "id": "ann.f01",
-                "text": "Eats no fish",
-                "categories": {"PREFERENCES_HABITS": 1.0},
-                "slot": "diet",
-                "session": 1,
-                "said_at": "2025-01-01",
-                "event_time": None,
-                "confidence": 1.0,
-                "numeric": False,
-                "role": "superseded",
-                "links": {},
-                "source": "test",
-                "source_field": "x",
-            },
-            {
-                "id": "ann.f02",
-                "text": "Now eats fish",
-                "categories": {"PREFERENCES_HABITS": 0.7, "HEALTH_WELLBEING": 0.3},
-                "slot": "diet",
-                "session": 3,
-                "said_at": "2025-03-01",
-                "event_time": None,
-                "confidence": 1.0,
-                "numeric": False,
-                "role": "superseding",
-                "links": {"supersedes": "ann.f01"},
-                "source": "test",
-            },
-            {
-                "id": "ann.f03",
-                "text": "Flight on 2025-05-01",
-                "categories": {"LOGISTICAL_CONTEXT": 1.0},
-                "slot": None,
-                "session": 3,
-                "said_at": "2025-03-01",
-                "event_time": "2025-05-01T14:00:00",
-                "confidence": 1.0,
-                "numeric": False,
-                "role": "expiring",
-                "links": {},
-                "source": "test",
-            },
-            {
-                "id": "ann.f04",
-                "text": "Maybe moving",
-                "categories": {"OTHER": 1.0},
-                "slot": "home",
-                "session": 3,
-                "said_at": "2025-03-01",
-                "event_time": None,
-                "confidence": 0.4,
-                "numeric": False,
-                "role": "tentative",
-                "links": {"tentative_for": ["ann.f03", "ann.f01"]},
-                "source": "test",
-                "evidence": ["ann.s03.t01"],
-            },
-        ],
-        "turns": [
-            {"id": "ann.s02.t01", "session": 2, "said_at": "2025-02-01", "role": "user", "text": "rainy today"},
-            {"id": "ann.s02.t02", "session": 2, "said_at": "2025-02-01", "role": "assistant", "text": "bring a coat"},
-            {"id": "ann.s03.t01", "session": 3, "said_at": "2025-03-01", "role": "user", "text": "I eat fish now"},
-            {"id": "ann.s03.t02", "session": 3, "said_at": "2025-03-01", "role": "assistant", "text": "noted"},
-        ],
-        "questions": [
-            {
-                "id": "ann_q01",
-                "text": "What does Ann eat?",
-                "asked_at": "2025-06-01",
-                "attack_vector": "AV1_superseded_preference",
-                "relevant_categories": ["PREFERENCES_HABITS"],
-                "correct_answer": "fish",
-                "wrong_answer_indicators": ["no fish"],
-                "intent": "current",
-                "support": ["ann.f02", "ann.s03.t01"],
-                "wrong": ["ann.f01"],
-                "notes": "",
-                "conflict": False,
-                "temporal_notes": "kept",
-            },
-            {
-                "id": "ann_q02",
-                "text": "Any trips?",
-                "asked_at": "2025-06-01",
-                "attack_vector": "AV2_expired_logistics",
-                "relevant_categories": ["LOGISTICAL_CONTEXT"],
-                "correct_answer": "none upcoming",
-                "wrong_answer_indicators": [],
-                "intent": "upcoming",
-                "support": ["ann.s02.t01"],
-                "wrong": ["ann.f03"],
-                "notes": "",
-                "conflict": True,
-            },
-        ],
-    }
 
 
 def _by_id(obj: dict, section: str, item_id):

@@ -1,13 +1,14 @@
 """The corpus claims' logic on corpora whose answers are known by construction.
 
 Every corpus here is a handful of hand-written suites (suite format v1) embedded by
-:class:`KnownEmbedder`, which maps each question to e₀ and each edge text to σ·e₀ + √(1−σ²)·e_k
-(k unique per text), so σ is exactly the number we wrote. Ages are chosen so that frcore's
-activation is exactly known: an edge said at ``asked_at`` has age 0 and a = exp(0) = 1; an edge
-said in 1500 (or 1400) is ~4.6e6 hours old and a = exp(−λ·age) underflows to exactly 0 in
-float32 (checked in :func:`test_construction_sigma_and_activation_exact`). Each persona holds
-one question with one (support, gold wrong) pair and nothing else, so the requirement pairs are
-exactly the ones we wrote (no nearest-newer distractor exists).
+:class:`KnownEmbedder` (tests/support/pair_corpus.py), which maps each question to e₀ and each
+edge text to σ·e₀ + √(1−σ²)·e_k (k unique per text), so σ is exactly the number we wrote. Ages
+are chosen so that frcore's activation is exactly known: an edge said at ``asked_at`` has age 0
+and a = exp(0) = 1; an edge said in 1500 (or 1400) is ~4.6e6 hours old and a = exp(−λ·age)
+underflows to exactly 0 in float32 (checked in
+:func:`test_construction_sigma_and_activation_exact`). Each persona holds one question with one
+(support, gold wrong) pair and nothing else, so the requirement pairs are exactly the ones we
+wrote (no nearest-newer distractor exists).
 
 With a ∈ {0, 1}, every global-α interval has a closed form (margin m = 1e-3):
 
@@ -29,7 +30,24 @@ from fractions import Fraction
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
-from suite_builders import suite_fact
+from support.pair_corpus import (
+    ASKED,
+    FIN,
+    HEALTH,
+    HOB,
+    IDENT,
+    LOG,
+    NEW,
+    OBL,
+    OLD,
+    OLDER,
+    PREF,
+    SINGLE,
+    KnownEmbedder,
+    _fact,
+    _suite,
+    pair_corpus,
+)
 
 import frcore
 import theory.corpus_claims as cc
@@ -44,13 +62,6 @@ SETTINGS = settings(
 
 M = poly.DEFAULT_MARGIN
 assert M == 1e-3  # the closed forms below are written for the default margin
-ASKED = "2025-07-01"
-NEW = ASKED  # age 0 → activation exactly 1
-OLD = "1500-01-01"  # ~4.6e6 h → activation exactly 0 (float32 underflow)
-OLDER = "1400-01-01"
-
-FIN, LOG, OBL = "FINANCIAL_MATERIAL", "LOGISTICAL_CONTEXT", "OBLIGATIONS"
-HOB, HEALTH, IDENT, PREF = "HOBBIES_RECREATION", "HEALTH_WELLBEING", "IDENTITY_SELF_CONCEPT", "PREFERENCES_HABITS"
 
 
 def ci(name: str) -> int:
@@ -58,81 +69,9 @@ def ci(name: str) -> int:
 
 
 # --------------------------------------------------------------------------- construction
-
-
-class KnownEmbedder:
-    """Test-only embedder with exactly known similarities: texts starting with ``q:`` → e₀;
-    every other text t → σ_t·e₀ + √(1−σ_t²)·e_k(t) (σ_t from the table, k(t) unique)."""
-
-    name = "known-test"
-
-    def __init__(self, sigma: dict[str, float]):
-        self.sigma = dict(sigma)
-        self.index = {t: i + 1 for i, t in enumerate(sorted(self.sigma))}
-        self.dim = len(self.sigma) + 1
-
-    def embed(self, texts):
-        out = np.zeros((len(texts), self.dim))
-        for i, t in enumerate(texts):
-            if t.startswith("q:"):
-                out[i, 0] = 1.0
-            else:
-                s = self.sigma[t]
-                out[i, 0] = s
-                out[i, self.index[t]] = math.sqrt(1.0 - s * s)
-        return out
-
+# (pair_corpus, KnownEmbedder and the ages: tests/support/pair_corpus.py)
 
 from helpers import BowEmbedder  # noqa: E402  (tests/ is on sys.path)
-
-
-def _fact(pid, fid, text, cats, said, **kw):
-    return suite_fact(f"{pid}.{fid}", text, cats, 1, said, **kw)
-
-
-def _suite(pid, facts, support=(), wrong=(), turns=(), sessions=None):
-    sessions = sessions or [{"id": 1, "date": ASKED, "type": "critical", "topic": "x"}]
-    q = {
-        "id": f"{pid}_q",
-        "text": f"q: {pid}",
-        "asked_at": ASKED,
-        "attack_vector": "AV_test",
-        "relevant_categories": [],
-        "correct_answer": "-",
-        "wrong_answer_indicators": [],
-        "intent": "current",
-        "support": [f"{pid}.{i}" for i in support],
-        "wrong": [f"{pid}.{i}" for i in wrong],
-        "notes": "",
-        "conflict": False,
-    }
-    return {
-        "suite": "test",
-        "version": 1,
-        "persona": pid,
-        "name": pid,
-        "asked_at": ASKED,
-        "sessions": sessions,
-        "facts": list(facts),
-        "turns": list(turns),
-        "questions": [q],
-    }
-
-
-def pair_corpus(spec):
-    """One persona per (name, (cat_s, σ_s, said_s), (cat_x, σ_x, said_x)): support s, gold wrong x."""
-    suites, sigma = [], {}
-    for pid, (cs, ss, ts), (cx, sx, tx) in spec:
-        sigma[f"{pid} s"], sigma[f"{pid} x"] = ss, sx
-        suites.append(
-            _suite(
-                pid,
-                [_fact(pid, "s", f"{pid} s", cs, ts), _fact(pid, "x", f"{pid} x", cx, tx)],
-                support=["s"],
-                wrong=["x"],
-            )
-        )
-    return build_corpus(suites, KnownEmbedder(sigma))
 
 
 def pres_hi(eps):  # preservation, a_s = 0, a_x = 1
@@ -162,8 +101,6 @@ EPS = {"P1": 0.25, "P2": 0.30, "P3": -0.30, "S1": -0.80, "S2": -0.60, "S3": -0.1
 DACT = {"P1": -1.0, "P2": -1.0, "P3": -1.0, "S1": 1.0, "S2": 1.0, "S3": 1.0, "S4": 0.0}
 #: Global α feasible: P1 ∩ S3 = [.0918, .1992].
 FEASIBLE = [CONFLICT[0], CONFLICT[5]]
-#: Every edge FINANCIAL: category α collapses to the global α and cannot separate P1 from S1.
-SINGLE = [("P1", (FIN, 0.75, OLD), (FIN, 0.50, NEW)), ("S1", (FIN, 0.10, NEW), (FIN, 0.90, OLD))]
 
 
 @pytest.fixture(scope="module")

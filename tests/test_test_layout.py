@@ -1,0 +1,86 @@
+"""The layout of tests/: no module imports a test module (issue 41, item 8).
+
+A test module that imports another runs the other's module-level code, ties the two together so
+that neither can move or run alone, and makes circles possible (test_ledger ↔ test_ledger_paper
+once). What several test modules share lives in tests/support/ (or tests/helpers.py,
+tests/strategies.py, tests/suite_builders.py; fixtures in tests/conftest.py). The modules of
+tests/ and below are read with :mod:`ast` (nothing is imported): every ``import`` and
+``from … import``, at module level or inside a function, relative ones included. A test module is
+one named as pytest's default ``python_files`` names them (``test_*.py``, ``*_test.py``).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+TESTS = Path(__file__).resolve().parent
+
+
+def _test_like(name: str) -> bool:
+    return name.startswith("test_") or name.endswith("_test")
+
+
+def imports_of_test_modules(source: str, filename: str) -> list[str]:
+    """``filename:line: imports NAME`` for every import of a test module in ``source``, in line
+    order. ``from M import n``: M is a test module, or n is one (``from . import test_x``)."""
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(source, filename=filename)):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, a.name) for a in node.names if any(map(_test_like, a.name.split(".")))]
+        elif isinstance(node, ast.ImportFrom):
+            module = "." * node.level + (node.module or "")
+            if node.module and any(map(_test_like, node.module.split("."))):
+                found.append((node.lineno, module))
+            else:
+                sep = "" if module.endswith(".") else "."
+                found += [(node.lineno, f"{module}{sep}{a.name}") for a in node.names if _test_like(a.name)]
+    return [f"{filename}:{line}: imports {name}" for line, name in sorted(found)]
+
+
+def _python_files(root: Path = TESTS) -> list[Path]:
+    return sorted(p for p in root.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def test_no_test_module_imports_another():
+    files = _python_files()
+    assert TESTS / "conftest.py" in files and TESTS / "support" / "ledger.py" in files  # tests/ and below
+    bad = [
+        line
+        for p in files
+        for line in imports_of_test_modules(p.read_text(encoding="utf-8"), str(p.relative_to(TESTS.parent)))
+    ]
+    assert not bad, "a module imports a test module (move what they share to tests/support/):\n" + "\n".join(bad)
+
+
+def test_shared_modules_are_not_named_as_tests():
+    """pytest collects ``*_test.py`` as well as ``test_*.py``: a shared module named so would be
+    collected as tests (and flagged above wherever it is imported)."""
+    assert not [p for p in _python_files() if p.stem.endswith("_test")]
+
+
+def test_the_reader_catches_every_form():
+    src = (
+        "import os\n"
+        "import test_a\n"
+        "import test_b as b, json\n"
+        "from test_c import x, y\n"
+        "from support.ledger import base_results\n"
+        "def f():\n"
+        "    from test_d import z\n"
+        "from . import test_e, helpers\n"
+        "from .test_f import w\n"
+        "import pkg.test_g\n"
+        "from pkh import h_test\n"
+        "import frcore.bank, contest\n"
+    )
+    assert imports_of_test_modules(src, "tests/x.py") == [
+        "tests/x.py:2: imports test_a",
+        "tests/x.py:3: imports test_b",
+        "tests/x.py:4: imports test_c",
+        "tests/x.py:7: imports test_d",
+        "tests/x.py:8: imports .test_e",
+        "tests/x.py:9: imports .test_f",
+        "tests/x.py:10: imports pkg.test_g",
+        "tests/x.py:11: imports pkh.h_test",
+    ]
