@@ -120,7 +120,7 @@ def query_bank(path: str, repeats: int = 200, ann: bool = False) -> dict:
         t = time.perf_counter()
         bank.query(QUERIES[i], at=AT, query_vec=qv[i])
         lat.append(time.perf_counter() - t)
-    loaded = bank.store._load()
+    loaded = bank.store.loads.load()
     found = bank.approximate.index(bank.ann) if bank.approximate is not None and bank.ann is not None else None
     bank.close()
     return {

@@ -428,15 +428,15 @@ def test_an_add_indexes_the_vectors_it_stored_without_reading_them_back(tmp_path
     """The index takes an add's vectors as that add's transaction stored them: equal to SQLite's,
     row for row, and not read back from it."""
     from frcore import parse_time
-    from frcore.bank.storage._base import _Handle
+    from frcore.bank.storage._tables import Tables
 
     db = str(tmp_path / "b.db")
     facts = synthetic_facts(120, seed=5)
     with Bank.open(db, embedder="hash-64") as b:
         b.add(facts[:60])
         reads: list = []
-        real = _Handle.get_embeddings
-        monkeypatch.setattr(_Handle, "get_embeddings", lambda self, *a: reads.append(a) or real(self, *a))
+        real = Tables.get_embeddings
+        monkeypatch.setattr(Tables, "get_embeddings", lambda self, *a: reads.append(a) or real(self, *a))
         b.add(facts[60:])
         monkeypatch.undo()
         assert b.store._load().indexed == 120 and reads == []

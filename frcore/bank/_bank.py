@@ -350,7 +350,7 @@ class Bank:
                         f"loads as {emb.name!r} ({emb.dim}-d)"
                     )
             if not store.readonly:  # recorded by the first write of a bank that has no record yet
-                store._embedder_to_record = (str(emb.name), int(emb.dim))
+                store.handle.embedder_to_record = (str(emb.name), int(emb.dim))
             return cls(store, emb, params, router, owner=owner, user=user, index=index, ann=ann, derive=derive)
         except BaseException:
             store.close()

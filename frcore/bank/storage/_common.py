@@ -124,14 +124,15 @@ def storage_error(path: str, exc: sqlite3.Error, doing: str | None = None) -> St
 
 
 def _mapped(fn: Callable) -> Callable:
-    """Store methods raise :class:`StoreError` (one line, naming the file) for SQLite failures."""
+    """Methods of the store's parts raise :class:`StoreError` (one line, naming the file) for
+    SQLite failures: the file of the part's ``handle`` (or of the handle itself)."""
 
     @functools.wraps(fn)
     def wrapper(self, *args, **kwargs):
         try:
             return fn(self, *args, **kwargs)
         except sqlite3.Error as e:
-            raise storage_error(self.path, e) from e
+            raise storage_error(getattr(self, "handle", self).path, e) from e
 
     return wrapper
 

@@ -23,7 +23,7 @@ from ._index import Rows
 
 @dataclass(frozen=True)
 class _Loaded:
-    """The store's contents as read at one version (see :meth:`Store._load`).
+    """The store's contents as read at one version (see :meth:`frcore.bank.storage._loading.Loads.load`).
 
     Rows come from the bank's index segments (a prefix of the rows: ``segments``, see
     :mod:`frcore.bank.storage._index`) and from SQLite (``records``, the rest); :attr:`edges` builds the

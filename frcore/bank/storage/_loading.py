@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import dataclasses
 import functools
@@ -29,7 +30,6 @@ from ..records import (
     states_from_columns,
 )
 from ..search import Postings, tokenize_many
-from ._base import _Handle
 from ._common import (
     SNAPSHOT_CACHE_SIZE,
     _decode,
@@ -38,12 +38,11 @@ from ._common import (
     iso_text,
 )
 from ._grow import appended
+from ._handle import Handle
 from ._index import LIFE_COLUMNS, BankIndex, IndexSpec, Rows, encode, row_stamp
 from ._loaded import _Loaded, _with_releases
-from ._schema import (
-    _edge_columns,
-    _has_releases,
-)
+from ._schema import has_releases, select_columns
+from ._tables import Tables
 
 
 def _segment_slot_codes(seg: Rows, vocab: dict[str, int]) -> np.ndarray:
@@ -71,7 +70,7 @@ def _links_column(texts: list[str]) -> list[Mapping[str, tuple[str, ...]]]:
 
 @dataclass(frozen=True, eq=False)
 class ReadView:
-    """What one query reads of the store (:meth:`_Loading.read`), all of one load — one store
+    """What one query reads of the store (:meth:`Loads.read`), all of one load — one store
     version, so every part is of the same rows:
 
     - ``version``: the store version read; ``snapshot``: the user's facts as of the cuts;
@@ -129,11 +128,36 @@ class ReadView:
         return self._gathered[1]
 
 
-class _Loading(_Handle):
-    """Loading the rows at a version and the reads built on them (snapshots, edges, export)."""
+class Loads:
+    """The store's contents as read at one version, and every read built on them: the rows
+    loaded from the bank's index and SQLite through ``handle`` (:meth:`load`, cached per version;
+    a writable store extends the index with the rows it read), snapshots (cached), the read of
+    one query (:meth:`read`), edges, transitions, summaries and export.
+
+    ``tables`` gives what is read straight from SQLite; ``all_embeddings`` (default:
+    ``tables.all_embeddings``) reads a model's stored vectors for :meth:`read` when the index
+    does not hold every row."""
+
+    def __init__(
+        self,
+        handle: Handle,
+        tables: Tables,
+        all_embeddings: Callable[[str], tuple[list[str], np.ndarray]] | None = None,
+    ) -> None:
+        self.handle = handle
+        self.tables = tables
+        self._all_embeddings = tables.all_embeddings if all_embeddings is None else all_embeddings
+        #: the bank's index beside its file (:meth:`use_index`; ``None``: none is kept)
+        self.index: BankIndex | None = None
+        self._snap_cache: collections.OrderedDict[tuple, Snapshot] = collections.OrderedDict()
+        self._load_cache: _Loaded | None = None
+        self._recent: collections.OrderedDict[int, _Loaded] = collections.OrderedDict()  # last loads by version
+        # (model, ids, vectors) an add wrote in its transaction, while :meth:`sync_index` runs:
+        # what the index update would read back from SQLite for those rows (:meth:`_extend_index`)
+        self._written: tuple[str, list[str], np.ndarray] | None = None
 
     @_mapped
-    def _load(self) -> _Loaded:
+    def load(self) -> _Loaded:
         """All edges (insertion order) with their recorded_at and column arrays, and all
         transitions, read in one read transaction (a consistent cut: whole batches only).
 
@@ -141,15 +165,15 @@ class _Loading(_Handle):
         updated except by an erase, which bumps the ``erasures`` counter: then it reloads). A
         fresh load starts from the bank's index (:meth:`use_index`): only the rows after its
         segments are read from SQLite; a writable store then adds them to the index."""
-        index = self._index
+        index = self.index
         read = self._read_new_rows(index)
         if isinstance(read, _Loaded):
             return read
         loaded = _combine(*read)
         rows = read[6]
-        if index is not None and not self.readonly and loaded.records:
+        if index is not None and not self.handle.readonly and loaded.records:
             loaded = self._extend_index(loaded, rows)
-        with self._lock:
+        with self.handle.lock:
             self._load_cache = loaded
             self._recent[loaded.version] = loaded
             while len(self._recent) > 2:
@@ -157,11 +181,11 @@ class _Loading(_Handle):
         return loaded
 
     def _read_new_rows(self, index: BankIndex | None) -> _Loaded | tuple:
-        """:meth:`_load`'s read transaction: the cached load when the version has not moved, else
+        """:meth:`load`'s read transaction: the cached load when the version has not moved, else
         (version, erasures, released, the load to extend or ``None``, index segments, the last
         seq before the rows read, edge rows, the last transition seq before, transition rows)."""
-        with self._lock:
-            conn = self.conn
+        with self.handle.lock:
+            conn = self.handle.conn
             conn.execute("BEGIN")
             try:
                 version = int(conn.execute("SELECT value FROM meta WHERE key='version'").fetchone()[0])
@@ -174,7 +198,7 @@ class _Loading(_Handle):
                 erasures = ("" if erow is None else str(erow[0])) + "/" + ("" if rrow is None else str(rrow[0]))
                 released = frozenset(
                     {r[0] for r in conn.execute("SELECT edge_id FROM releases")}
-                    if rrow is not None and _has_releases(conn)
+                    if rrow is not None and has_releases(conn)
                     else set()
                 )
                 if old is not None and old.erasures != erasures:
@@ -184,7 +208,7 @@ class _Loading(_Handle):
                 if old is None and index is not None:
                     segments = tuple(
                         index.load(
-                            self._bank_id(conn),
+                            self.handle.bank_id(),
                             int(erow[0]) if erow is not None else 0,
                             lambda hi: int(
                                 conn.execute("SELECT COUNT(*) FROM edges WHERE seq <= ?", (hi,)).fetchone()[0]
@@ -195,7 +219,7 @@ class _Loading(_Handle):
                 since = 0 if old is None else old.max_seq
                 if segments:
                     since = segments[-1].hi
-                columns = _edge_columns(self.schema)
+                columns = select_columns(self.handle.schema)
                 rows = conn.execute(f"SELECT seq, {columns} FROM edges WHERE seq > ? ORDER BY seq", (since,)).fetchall()
                 n_before = (len(old.cols["ids"]) if old is not None else 0) + sum(s.n for s in segments)
                 if n_before + len(rows) != count:
@@ -211,16 +235,11 @@ class _Loading(_Handle):
                 conn.execute("COMMIT")
         return version, erasures, released, old, segments, since, rows, tsince, trows
 
-    def _bank_id(self, conn: sqlite3.Connection) -> str | None:
-        """What names this bank in its index: the creation time recorded in ``meta``."""
-        row = conn.execute("SELECT value FROM meta WHERE key='created_at'").fetchone()
-        return None if row is None else str(row[0])
-
     def _extend_index(self, loaded: _Loaded, rows: list[tuple]) -> _Loaded:
         """Add the rows of ``loaded`` read from SQLite to the bank's index (when they are the
         rows of this load and every one has its vector); returns ``loaded`` with them as a
         segment. Anything else leaves both as they are."""
-        index = self._index
+        index = self.index
         assert index is not None
         k = loaded.indexed
         recs = loaded.records
@@ -231,7 +250,7 @@ class _Loading(_Handle):
         if written is not None and written[0] == index.spec.model and written[1] == ids:
             vecs, missing = written[2], []  # the vectors of exactly these rows, as this add's transaction stored them
         else:
-            vecs, missing = self.get_embeddings(index.spec.model, ids)
+            vecs, missing = self.tables.get_embeddings(index.spec.model, ids)
         if missing or vecs.shape[1] != index.spec.dim:
             return loaded
         sl = slice(k, loaded.n)
@@ -254,13 +273,13 @@ class _Loading(_Handle):
             postings=Postings.build(tokens),
             raw=raw,
         )
-        with self._lock:
-            bank_id = self._bank_id(self.conn)
-            erow = self.conn.execute("SELECT value FROM meta WHERE key='erasures'").fetchone()
+        with self.handle.lock:
+            bank_id = self.handle.bank_id()
+            erasures = self.handle.erasures()
         if bank_id is None:
             return loaded
         stamp = row_stamp(rows[-1][1], rows[-1][14])
-        if not index.append(seg, bank_id, int(erow[0]) if erow is not None else 0, covered, stamp):
+        if not index.append(seg, bank_id, erasures, covered, stamp):
             return loaded
         seg.cols = dict(seg.cols, quarantined=loaded.cols["quarantined"][sl].copy())
         # indexed: drop this process's copies of what the index and SQLite now hold
@@ -272,9 +291,10 @@ class _Loading(_Handle):
 
     def _raw_rows(self, lo: int, hi: int) -> list[tuple]:
         """The stored rows with sequence numbers lo … hi, as the index's raw rows."""
-        with self._lock:
-            rows = self.conn.execute(
-                f"SELECT {_edge_columns(self.schema)} FROM edges WHERE seq BETWEEN ? AND ? ORDER BY seq", (lo, hi)
+        with self.handle.lock:
+            rows = self.handle.conn.execute(
+                f"SELECT {select_columns(self.handle.schema)} FROM edges WHERE seq BETWEEN ? AND ? ORDER BY seq",
+                (lo, hi),
             ).fetchall()
         return [tuple(r) for r in rows]
 
@@ -282,12 +302,16 @@ class _Loading(_Handle):
         """Keep (and read) the bank's index beside its file for ``spec`` (:mod:`frcore.bank.storage._index`;
         ``None``: none). A scratch (``:memory:``) store has none. A writable store first removes
         what a crashed write left in the folder (:meth:`~frcore.bank.storage._index.BankIndex.tidy`)."""
-        index = None if spec is None or self.path == ":memory:" else BankIndex(self.path, spec, self.readonly)
-        if index is not None and not self.readonly:
+        index = (
+            None
+            if spec is None or self.handle.path == ":memory:"
+            else BankIndex(self.handle.path, spec, self.handle.readonly)
+        )
+        if index is not None and not self.handle.readonly:
             with contextlib.suppress(OSError):
                 index.tidy()
-        with self._lock:
-            self._index = index
+        with self.handle.lock:
+            self.index = index
             self._load_cache = None
             self._recent.clear()
             self._snap_cache.clear()
@@ -296,27 +320,26 @@ class _Loading(_Handle):
         """Stop reading the bank's index (it was found damaged): this store reads SQLite from
         now on; a writable one scrubs the index, which the next process to open the bank for
         writing rebuilds."""
-        with self._lock:
-            index, self._index = self._index, None
+        with self.handle.lock:
+            index, self.index = self.index, None
             self._load_cache = None
             self._recent.clear()
             self._snap_cache.clear()
-        if index is not None and not self.readonly:
+        if index is not None and not self.handle.readonly:
             with contextlib.suppress(OSError):
                 index.scrub()
 
-    @property
-    def index_folder(self) -> BankIndex | None:
-        """The bank's index folder (``None``: a store that keeps none), for the layers that build
-        files over its rows (:class:`frcore.bank.search.ApproximateFiles`)."""
-        return self._index
-
-    def sync_index(self) -> None:
+    def sync_index(self, written: tuple[str, list[str], np.ndarray] | None = None) -> None:
         """Bring the bank's index up to date with the stored rows (a writable store with an
         index; called after each add so that the next process to open the bank reads them
-        from it)."""
-        if self._index is not None and not self.readonly:
-            self._load()
+        from it). ``written``: (model, ids, vectors) the add just stored in its transaction,
+        taken for those rows instead of reading them back from SQLite."""
+        if self.index is not None and not self.handle.readonly:
+            self._written = written
+            try:
+                self.load()
+            finally:
+                self._written = None
 
     def read(
         self,
@@ -334,8 +357,8 @@ class _Loading(_Handle):
         ``approximate()``, when given, is the approximate index over them, asked for when first
         needed) — else the stored vectors of model ``embedding_key`` (read once per version).
         See :class:`ReadView`."""
-        loaded = self._load()
-        index = self._index
+        loaded = self.load()
+        index = self.index
         snap = self._snapshot(loaded, at, known_at, include_quarantined, user)
         sources = self._sources(loaded, index)
         stored = None
@@ -357,21 +380,21 @@ class _Loading(_Handle):
         return matrix, [s.postings for s in loaded.segments]
 
     def _stored_vectors(self, loaded: _Loaded, model: str) -> tuple[list[str], dict[str, int], np.ndarray]:
-        """(ids, {id: row}, matrix) of every vector of ``model`` stored (:meth:`all_embeddings`),
+        """(ids, {id: row}, matrix) of every vector of ``model`` stored (``all_embeddings``),
         read once per version: the first read of a version drops the older versions' matrix."""
         key = f"stored vectors {model}"
         got = loaded.derived.get(key)
         if got is None:
-            with self._lock:
+            with self.handle.lock:
                 for other in self._recent.values():
                     other.derived.pop(key, None)
-            ids, mat = self.all_embeddings(model)
+            ids, mat = self._all_embeddings(model)
             got = loaded.derived[key] = (ids, {fid: i for i, fid in enumerate(ids)}, mat)
         return got
 
     def _user_mask(self, loaded: _Loaded, user: str) -> np.ndarray:
         """(n,) bool: the edges of ``loaded`` that are facts of ``user`` (derived once per version)."""
-        with self._lock:
+        with self.handle.lock:
             masks = loaded.derived.setdefault("users", {})
             got = masks.get(user)
             if got is None:
@@ -387,7 +410,7 @@ class _Loading(_Handle):
     ) -> list[FactRecord]:
         """Stored edges of ``user`` in insertion order, optionally only those recorded by
         ``known_at``."""
-        loaded = self._load()
+        loaded = self.load()
         edges = loaded.edges
         if known_at is not None:
             k = np.datetime64(known_at, "us")
@@ -400,7 +423,7 @@ class _Loading(_Handle):
     def transitions(self, known_at: datetime | None = None, *, user: str = OWNER) -> list[Transition]:
         """Recorded lifecycle transitions of the facts of ``user``, optionally only those recorded
         by ``known_at``."""
-        loaded = self._load()
+        loaded = self.load()
         mine = set(loaded.cols["ids"][self._user_mask(loaded, user)].tolist())
         trs = [t for t in loaded.transitions if t.edge_id in mine]
         if known_at is not None:
@@ -412,7 +435,7 @@ class _Loading(_Handle):
     ) -> list[tuple[FactRecord, datetime]]:
         """The facts of ``user`` stored under ``slot`` (recorded by ``known_at``, if given), each
         with its recorded_at, in the order stored."""
-        loaded = self._load()
+        loaded = self.load()
         mask = (loaded.cols["slots"] == slot) & self._user_mask(loaded, user)
         if known_at is not None:
             mask &= loaded.recorded <= np.datetime64(known_at, "us")
@@ -421,7 +444,7 @@ class _Loading(_Handle):
     def summary(self, *, user: str = OWNER) -> dict[str, int]:
         """Counts of the facts of ``user``: ``facts`` and ``turns`` (by kind), distinct ``slots``,
         ``retractions`` (recorded retract transitions)."""
-        loaded = self._load()
+        loaded = self.load()
         mine = self._user_mask(loaded, user)
         kinds = loaded.cols["kinds"][mine]
         slots = loaded.cols["slots"][mine]
@@ -440,7 +463,7 @@ class _Loading(_Handle):
         lifecycle derived among themselves: a slot is one user's), cached per (at, known_at,
         include_quarantined, user, store version). Like every time the store takes, ``at`` and
         ``known_at`` are naive-UTC datetimes, parsed where they entered (:mod:`frcore._time`)."""
-        return self._snapshot(self._load(), at, known_at, include_quarantined, user)
+        return self._snapshot(self.load(), at, known_at, include_quarantined, user)
 
     def _snapshot(
         self, loaded: _Loaded, at: datetime, known_at: datetime | None, include_quarantined: bool, user: str
@@ -448,7 +471,7 @@ class _Loading(_Handle):
         """:meth:`snapshot` of the store as ``loaded`` holds it."""
         at_n, known_n = at, known_at  # naive UTC, parsed by the caller
         key = (at_n, known_n, bool(include_quarantined), user, loaded.version)
-        with self._lock:
+        with self.handle.lock:
             hit = self._snap_cache.get(key)
             if hit is not None:
                 self._snap_cache.move_to_end(key)
@@ -462,7 +485,7 @@ class _Loading(_Handle):
             mask &= ~loaded.cols["quarantined"]
         mask &= self._user_mask(loaded, user)
         idx = np.flatnonzero(mask)
-        with self._lock:  # the per-version derivation cache is shared by threads
+        with self.handle.lock:  # the per-version derivation cache is shared by threads
             index, life = loaded.lifecycle()
         codes = life.slot  # of every row (a subset's are equal exactly when its slots are)
         retract_rows = retracted_by_transitions(trs, at_n, index)
@@ -479,7 +502,7 @@ class _Loading(_Handle):
         snap = snapshot_from_columns(
             loaded.cols, rows, state[keep], at_n, known_n, loaded.version, index if every else None, codes
         )
-        with self._lock:
+        with self.handle.lock:
             self._snap_cache[key] = snap
             while len(self._snap_cache) > SNAPSHOT_CACHE_SIZE:
                 self._snap_cache.popitem(last=False)
@@ -490,7 +513,7 @@ class _Loading(_Handle):
         edges (with recorded_at; ``quarantined``: held out of retrieval now; ``user`` for a user
         other than the owner), their transitions and releases from quarantine, the audit records
         of the user's erasures, and ``user`` (``None`` for the owner)."""
-        loaded = self._load()
+        loaded = self.load()
         mine = {e.id for e in loaded.edges if e.user == user}
         trs = [t for t in loaded.transitions if t.edge_id in mine]
         out_edges = []
@@ -501,8 +524,8 @@ class _Loading(_Handle):
             d["recorded_at"] = iso_text(r)
             out_edges.append(d)
         return {
-            "schema_version": self.schema,
-            "version": self.version(),
+            "schema_version": self.handle.schema,
+            "version": self.handle.version(),
             "edges": out_edges,
             "transitions": [
                 {
@@ -514,10 +537,10 @@ class _Loading(_Handle):
                 }
                 for t in trs
             ],
-            "releases": [r for r in self._releases() if r["edge_id"] in mine],
-            "audit": self.audit_log(user=user),
+            "releases": [r for r in self.tables.releases() if r["edge_id"] in mine],
+            "audit": self.tables.audit_log(user=user),
             "user": None if user == OWNER else user,
-            "embedder": None if (emb := self.recorded_embedder()) is None else {"name": emb[0], "dim": emb[1]},
+            "embedder": None if (emb := self.tables.recorded_embedder()) is None else {"name": emb[0], "dim": emb[1]},
         }
 
 
@@ -528,7 +551,7 @@ def _stamp(conn: sqlite3.Connection, seq: int) -> str | None:
 
 
 def _combine(version, erasures, released, old, segments, since, rows, tsince, trows) -> _Loaded:
-    """The :class:`_Loaded` of :meth:`_Loading._load`: the rows read appended to ``old`` (or, with
+    """The :class:`_Loaded` of :meth:`Loads.load`: the rows read appended to ``old`` (or, with
     no ``old``, to the index ``segments``)."""
     new_edges = _with_releases([_row_to_record(r[1:]) for r in rows], released)
     new_seq = np.array([r[0] for r in rows], dtype=np.int64)
