@@ -270,3 +270,12 @@ def test_past_expressions_do_not_change_event_times(ahead, past, past_first, lea
 def test_windows_are_well_formed(expr, asked):
     got = question_time(f"What will happen {expr}?", asked)
     assert got is not None and got.start is not None and got.end is not None and got.start <= got.end
+
+
+def test_a_part_of_the_month_asked_in_that_is_still_to_come_is_last_years():
+    """A window never lies after the time asked: "mid-April" asked on April 1 is the year before's
+    (hypothesis found the window of this April 9–22 asked on April 1)."""
+    got = question_time("what did I do mid-April?", dt.datetime(2000, 4, 1))
+    assert got is not None and (got.start, got.end) == (dt.datetime(1999, 4, 9), dt.datetime(1999, 4, 22, 23, 59, 59))
+    late = question_time("what did I do in late April?", dt.datetime(2000, 4, 25))
+    assert late is not None and late.start == dt.datetime(2000, 4, 19)  # begun by then: this April's

@@ -271,7 +271,11 @@ def _resolve(kind: str, m: re.Match[str], day: _dt.date, ahead: bool) -> tuple[_
     elif kind == "month":
         month = _MONTH_NAMES[g[2].rstrip(".")]
         y = int(g[3]) if g[3] else day.year - (month > day.month or (g[0] == "last" and month == day.month))
-        return _part(_month_span(y, month), g[1])
+        span = _part(_month_span(y, month), g[1])
+        if not ahead and not g[3] and span[0] > day and y > _dt.MINYEAR:
+            # a part of this month still to come ("mid-April" asked on April 1): the last one before
+            span = _part(_month_span(y - 1, month), g[1])
+        return span
     elif kind == "year":
         return _part((_dt.date(int(g[1]), 1, 1), _dt.date(int(g[1]), 12, 31)), g[0])
     elif kind == "season":
