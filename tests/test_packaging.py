@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import ast
 import fnmatch
+import functools
 import re
 import sys
+from collections.abc import Mapping
 from importlib.metadata import EntryPoint, PackageNotFoundError, packages_distributions, requires
 from pathlib import Path
 
@@ -112,8 +114,14 @@ def _third_party(name: str) -> str | None:
     return None if top in WHEEL_PACKAGES or top in sys.stdlib_module_names or top == "__future__" else top
 
 
+@functools.cache
+def _packages() -> Mapping[str, list[str]]:
+    """Top-level module → distributions (read once: every call walks every installed package)."""
+    return packages_distributions()
+
+
 def _distributions(top: str) -> set[str]:
-    found = packages_distributions().get(top)
+    found = _packages().get(top)
     assert found, f"module {top!r} comes from no installed distribution: install the project (`make setup`)"
     return {_dist(d) for d in found}
 
