@@ -30,6 +30,12 @@ def _escaped(c: str, quote: str) -> str:
     return repr(c)[1:-1] if not c.isprintable() else c
 
 
+def clipped(text: str, limit: int) -> str:
+    """``text`` itself when at most ``limit`` characters, else its first ``limit`` characters, an
+    ellipsis and its length — ``aaaa… (2,000,000 characters)`` (a message, not quoted as a value)."""
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} characters)"
+
+
 def shown(value: Any, limit: int = SHOWN_CHARS) -> str:
     """``value`` for an error message: ``repr(value)`` when that is at most about ``limit``
     characters; a longer string as its first characters (escaped as ``repr`` escapes them, at

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from importlib.metadata import EntryPoint, entry_points
 
 from ._extras import explain_import_error
-from ._shown import SHOWN_CHARS, shown
+from ._shown import SHOWN_CHARS, clipped, shown
 
 #: the entry-point group the subcommands are declared in
 ENTRY_POINT_GROUP = "frcore.commands"
@@ -318,8 +318,7 @@ def _error(command: str, message: str) -> None:
     (an exception may carry several, as SQLite's schema text), and a line longer than
     :data:`MAX_ERROR_CHARS` is cut (each value is already shortened where it is echoed)."""
     line = " ".join(part.strip() for part in f"fr {command}: {message}".splitlines() if part.strip())
-    if len(line) > MAX_ERROR_CHARS:
-        line = f"{line[:MAX_ERROR_CHARS]}… ({len(line):,} characters)"
+    line = clipped(line, MAX_ERROR_CHARS)
     try:
         print(line, file=sys.stderr)
     except OSError:

@@ -14,7 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ..._shown import shown
+from ..._shown import clipped, shown
 from ..guard import instruction_rule
 from ..records import (
     OWNER,
@@ -93,8 +93,7 @@ def storage_error(path: str, exc: sqlite3.Error, doing: str | None = None) -> St
         column = msg.split("column ", 1)[-1].split(" with text", 1)[0]
         msg = f"column {column} holds bytes that are not UTF-8"
         name = "SQLITE_CORRUPT"
-    if len(msg) > 200:
-        msg = f"{msg[:200]}… ({len(msg):,} characters)"
+    msg = clipped(msg, 200)
     if name == "SQLITE_NOTADB" or "file is not a database" in msg:
         return StoreError(f"{path}: not an FR-Bank: not an SQLite database ({msg})", "not_a_bank")
     if name.startswith("SQLITE_CORRUPT") or "malformed" in msg:
