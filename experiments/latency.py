@@ -22,7 +22,7 @@ Six implementations of the same score + top-10, measured in one run on the same 
   scalar loops over candidates, written for clarity, not speed) + its top-k;
 - ``python``: the pure-Python loop :func:`frcore.reference.score_python` + ``heapq.nlargest``.
 
-The peers are tested equal to the kernel (tests/test_latency_peers.py). :data:`LABELS` gives
+The peers are tested equal to the kernel (tests/experiments/test_latency_peers.py). :data:`LABELS` gives
 each row's name in the figure.
 
 Beside them, the **dispatch floor**: a trivial executable (one elementwise op) over the same

@@ -10,7 +10,7 @@ reading every number from frcore: the parameters from the parameter pytree
 (:func:`frcore.default_params`, or any :class:`frcore.LifecycleParams`), the floors
 ``MIN_BLEND`` / ``MIN_SUPERSESSION_WEIGHT``, the compatibility table :data:`frcore.COMPATIBLE`
 and the states from :class:`frcore.State`. No constant is retyped here; what ties each peer to
-the kernel is tests/test_latency_peers.py, which checks both against the JAX kernel on random
+the kernel is tests/experiments/test_latency_peers.py, which checks both against the JAX kernel on random
 inputs (hypothesis) to float32 tolerance.
 
 - :func:`numpy_score` / :func:`numpy_top_k`: float32 NumPy over the whole candidate set at once

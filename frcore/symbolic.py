@@ -12,7 +12,7 @@ These expressions are used three ways:
   checks that the page holds what this module renders now);
 - :func:`evaluate` ``lambdify``-s every expression (with the earlier terms substituted, so it
   depends on the inputs only) into a third oracle, checked against the JAX kernels and the
-  NumPy twin on hypothesis inputs (``tests/test_symbolic_oracle.py``).
+  NumPy twin on hypothesis inputs (``tests/core/test_symbolic_oracle.py``).
 
 The forms are those of the default :class:`frcore.ScoreConfig` (every switch of the full
 score on; the ablations are the kernels' structural switches, not separate formulas), with one

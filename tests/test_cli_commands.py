@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import sys
 from importlib.metadata import EntryPoint
-from pathlib import Path
 
 import pytest
+from support.paths import ROOT
 
 from frcore import cli
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = ROOT
 EXPECTED = {
     "bank",
     "bench",

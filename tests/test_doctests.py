@@ -12,8 +12,9 @@ import importlib
 from pathlib import Path
 
 import pytest
+from support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = ROOT
 PACKAGES = ("frcore", "theory", "experiments")
 
 

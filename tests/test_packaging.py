@@ -24,10 +24,11 @@ from importlib.metadata import EntryPoint, PackageNotFoundError, packages_distri
 from pathlib import Path
 
 import pytest
+from support.paths import ROOT
 
 from frcore import _extras, cli
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = ROOT
 #: the packages the wheel installs
 WHEEL_PACKAGES = ("frcore", "frcore_warm")
 #: the modules of frcore that belong to an extra (importing one needs it); every other module is core.

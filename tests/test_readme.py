@@ -6,9 +6,10 @@ from __future__ import annotations
 import contextlib
 import io
 import re
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from support.paths import ROOT
+
+ROOT = ROOT
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 
 

@@ -1,4 +1,10 @@
-"""The layout of tests/: no module imports a test module (issue 41, item 8).
+"""The layout of tests/: the folders mirror the packages, and no module imports a test module
+(issue 41, item 8).
+
+A test module lives in ``tests/core/`` (``frcore/*.py``), ``tests/bank/`` (the bank's facade and
+interfaces) or ``tests/bank/<layer>/`` for a layer that exists as ``frcore/bank/<layer>/``,
+``tests/bench/``, ``tests/theory/``, ``tests/experiments/``, ``tests/figures/``, or ``tests/``
+itself for what spans the project.
 
 A test module that imports another runs the other's module-level code, ties the two together so
 that neither can move or run alone, and makes circles possible (test_ledger ↔ test_ledger_paper
@@ -14,7 +20,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-TESTS = Path(__file__).resolve().parent
+from support.paths import TESTS
 
 
 def _test_like(name: str) -> bool:
@@ -51,6 +57,24 @@ def test_no_test_module_imports_another():
         for line in imports_of_test_modules(p.read_text(encoding="utf-8"), str(p.relative_to(TESTS.parent)))
     ]
     assert not bad, "a module imports a test module (move what they share to tests/support/):\n" + "\n".join(bad)
+
+
+def _mirrored_folders() -> set[Path]:
+    """The folders a test module may live in: one per package part, as the packages stand."""
+    bank = TESTS.parent / "frcore" / "bank"
+    layers = {p.name for p in bank.iterdir() if (p / "__init__.py").is_file()}
+    return {TESTS, *(TESTS / d for d in ("core", "bank", "bench", "theory", "experiments", "figures"))} | {
+        TESTS / "bank" / layer for layer in layers
+    }
+
+
+def test_test_modules_mirror_the_packages():
+    allowed = _mirrored_folders()
+    assert TESTS / "bank" / "storage" in allowed and TESTS / "bank" / "pipeline" in allowed
+    tests = [p for p in _python_files() if _test_like(p.stem)]
+    assert len(tests) > 50 and any(p.parent == TESTS / "bank" / "storage" for p in tests)
+    stray = [str(p.relative_to(TESTS.parent)) for p in tests if p.parent not in allowed]
+    assert not stray, "a test module outside the folders that mirror the packages:\n" + "\n".join(stray)
 
 
 def test_shared_modules_are_not_named_as_tests():

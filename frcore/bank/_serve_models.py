@@ -28,7 +28,7 @@ class Fact(BaseModel):
     """One fact in the FR-Bank fact format (docs/formats.md#facts-fr-bank), validated as fr bank add
     validates it; other keys are ignored."""
 
-    # The fields of FACT_FIELDS marked ``mcp`` (tests/test_fact_fields.py), required when the bank
+    # The fields of FACT_FIELDS marked ``mcp`` (tests/bank/records/test_fact_fields.py), required when the bank
     # requires them of every edge; the types are the input schema's (the bank's parser checks them).
     model_config = ConfigDict(extra="ignore")
     id: str = Field(description=_about("id"))

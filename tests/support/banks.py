@@ -1,4 +1,4 @@
-"""A bank file as schema 1 of FR-Bank left it (tests/test_bank_erase.py, tests/test_bank_users.py
+"""A bank file as schema 1 of FR-Bank left it (tests/bank/storage/test_bank_erase.py, tests/bank/test_bank_users.py
 migrate it): the schema-1 tables and triggers, written with :mod:`sqlite3` (no frcore code)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import json
 import sqlite3
 from pathlib import Path
 
-#: the id of the fact erased in the schema-1 bank (tests/test_bank_erase.py erases it in its own banks too)
+#: the id of the fact erased in the schema-1 bank (tests/bank/storage/test_bank_erase.py erases it in its own banks too)
 SECRET_ID = "ERASE-ID-QX7Z"
 
 

@@ -1,4 +1,4 @@
-"""Running ``fr bank`` commands in a child process (tests/test_bank_errors.py, tests/test_cli_limits.py):
+"""Running ``fr bank`` commands in a child process (tests/bank/test_bank_errors.py, tests/bank/test_cli_limits.py):
 :func:`_drive` runs several in one child, :data:`PERMISSIONS` is the command prefix under which a child
 honours file permissions (``None`` where that cannot be arranged)."""
 

@@ -1,5 +1,5 @@
-"""Small hand-written result files, one per input of paper_figures (tests/test_figures_smoke.py,
-tests/test_report.py): every figure and table script builds from :data:`SAMPLES`."""
+"""Small hand-written result files, one per input of paper_figures (tests/figures/test_figures_smoke.py,
+tests/experiments/test_report.py): every figure and table script builds from :data:`SAMPLES`."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""Hand-written results whose ledger verdicts are known by construction (tests/test_ledger.py,
-tests/test_ledger_paper.py, tests/test_report.py, tests/test_rule_record.py): :func:`base_results`
+"""Hand-written results whose ledger verdicts are known by construction (tests/experiments/test_ledger.py,
+tests/experiments/test_ledger_paper.py, tests/experiments/test_report.py,
+tests/experiments/test_rule_record.py): :func:`base_results`
 reproduces every row, the directly measured ones from :func:`_base_results` and the paper's empirical
 ones from what :func:`paper_files` adds; :func:`_latency_curve` replaces the latency curve."""
 

@@ -1,4 +1,4 @@
-"""A tiny hand-made LongMemEval (tests/test_longmemeval.py, tests/test_dask_cluster.py): four questions
+"""A tiny hand-made LongMemEval (tests/bench/test_longmemeval.py, tests/bench/test_dask_cluster.py): four questions
 in the benchmark's own format (knowledge update, single-session user and assistant, an abstention)."""
 
 from __future__ import annotations

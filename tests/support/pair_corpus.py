@@ -1,5 +1,5 @@
-"""Corpora whose answers are known by construction (tests/test_theory_claims_known.py,
-tests/test_ledger_mutations.py): one persona per (support, gold wrong) pair, embedded by
+"""Corpora whose answers are known by construction (tests/theory/test_theory_claims_known.py,
+tests/experiments/test_ledger_mutations.py): one persona per (support, gold wrong) pair, embedded by
 :class:`KnownEmbedder` so that every similarity σ is exactly the number written, said at ``NEW``
 (activation exactly 1) or ``OLD`` (activation exactly 0 in float32)."""
 

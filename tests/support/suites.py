@@ -1,5 +1,5 @@
 """A small valid LifeMemBench suite in format v1 (SPEC §5) and the file name its errors carry
-(tests/test_suite.py, tests/test_fact_fields.py, tests/test_shared_rules.py)."""
+(tests/bench/test_suite.py, tests/bank/records/test_fact_fields.py, tests/core/test_shared_rules.py)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The kernels in float64 against the NumPy twin, at float64 tolerance. Run in its own process
-with ``JAX_ENABLE_X64=1`` (``tests/test_float64.py`` does); refuses to run without it."""
+with ``JAX_ENABLE_X64=1`` (``tests/core/test_float64.py`` does); refuses to run without it."""
 
 from __future__ import annotations
 

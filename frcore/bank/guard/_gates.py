@@ -1,7 +1,7 @@
 """Gates of the prompt-injection detector: cheap necessary conditions checked before a rule's
 regular expression, and the index that finds the gates a view can meet through its words.
 
-A gate never changes a verdict (tests/test_injection.py checks that); it only skips rules that
+A gate never changes a verdict (tests/bank/guard/test_injection.py checks that); it only skips rules that
 cannot match.
 """
 
@@ -25,7 +25,7 @@ class Gate:
     :data:`_PREFIX_MAX` letters), or the view contains one of ``chars``, or a character of
     ``script`` — unless all three are empty; (2) for each set of ``also``, some word also starts
     with one of its words (for the first, or the view contains one of ``also_chars``); (3) it contains every
-    string of ``all_chars``. A gate never changes a verdict (tests/test_injection.py checks that);
+    string of ``all_chars``. A gate never changes a verdict (tests/bank/guard/test_injection.py checks that);
     it only skips rules that cannot match."""
 
     prefixes: frozenset[str] = frozenset()

@@ -3,7 +3,7 @@
 family, grouped by base text (a variant always sits in its base's split), with a fixed seed.
 
 Run from anywhere: ``python tests/data/injection/build.py`` (rewrites ``set.jsonl``; the output is
-deterministic, and tests/test_injection.py checks that the committed file is what this script
+deterministic, and tests/bank/guard/test_injection.py checks that the committed file is what this script
 writes). The split was fixed before the detector (frcore/bank/guard/_injection.py) was written; the
 ``issue16`` items (the sample measured in issue 16) are forced into the tuning part, since the
 detector was designed against them.

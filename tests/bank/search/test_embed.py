@@ -28,6 +28,7 @@ import jax
 import numpy as np
 import pytest
 from hypothesis import example, given, strategies as st
+from support.paths import ROOT, TESTS
 
 from frcore.bank.search._embed import (
     BATCH_BUCKETS,
@@ -41,7 +42,7 @@ from frcore.bank.search._embed import (
     hashing_features,
 )
 
-FIXTURE = Path(__file__).resolve().parent / "fixtures" / "minilm_reference.json"
+FIXTURE = TESTS / "fixtures" / "minilm_reference.json"
 REFERENCE = json.loads(FIXTURE.read_text(encoding="utf-8"))
 ITEMS = REFERENCE["items"]
 COSINE_MIN = 0.999
@@ -311,7 +312,7 @@ def test_hash_is_stable_across_processes():
         "import sys; from frcore.bank.search._embed import HashingEmbedder; "
         "sys.stdout.write(HashingEmbedder(32).embed(['Stable hashing, über alles 42'])[0].tobytes().hex())"
     )
-    root = Path(__file__).resolve().parent.parent
+    root = ROOT
     seed = "7" if os.environ.get("PYTHONHASHSEED") != "7" else "8"  # differs from this process
     env = dict(os.environ, PYTHONHASHSEED=seed, JAX_PLATFORMS="cpu")
     assert hash("probe") != int(

@@ -10,7 +10,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from support.paths import ROOT
+
+ROOT = str(ROOT)
 
 #: prints the kernel's output through cached_call and through the jitted function, as hex
 _SCORE = """

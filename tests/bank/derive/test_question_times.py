@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings, strategies as st
+from support.paths import TESTS
 
 from frcore.bank.derive import QuestionTime, event_time, question_time
 
 TUE = dt.datetime(2023, 5, 30, 23, 40)  # Tuesday
-DATA = Path(__file__).parent / "data" / "question_times.json"
+DATA = TESTS / "data" / "question_times.json"
 
 
 def _day(s: str) -> dt.date:

@@ -9,8 +9,9 @@ import subprocess
 import sys
 
 import pytest
+from support.paths import ROOT
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = str(ROOT)
 
 
 def _run(code: str, **env: str) -> str:

@@ -14,16 +14,16 @@ import json
 import re
 import threading
 import time
-from pathlib import Path
 
 import anyio
 import pytest
 from mcp import Client
+from support.paths import ROOT
 
 from frcore.bank import Bank, get_embedder
 from frcore.bank.serve import MAX_BATCH, MAX_DEPTH, MAX_TEXT_CHARS, Memory, build_server
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = ROOT
 PREFIX = re.compile(r"^Error executing tool (\w+): ")
 HOME = {"categories": {"IDENTITY_SELF_CONCEPT": 1.0}, "slot": "home_city"}
 PORTO = {"id": "f1", "text": "I live in Porto.", "said_at": "2025-01-02", **HOME}

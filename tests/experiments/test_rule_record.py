@@ -9,10 +9,10 @@ import copy
 import importlib.util
 import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 from support.ledger import FLAT, _latency_curve, _rows, base_results
+from support.paths import ROOT
 
 from experiments import ledger
 from theory import rule_record
@@ -21,7 +21,7 @@ from theory.revisions import REVISIONS as THEORY_REVISIONS
 from theory.run import load_claim_modules
 from theory.verdict import Rule, statements
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = ROOT
 load_claim_modules()
 
 

@@ -6,9 +6,10 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from pathlib import Path
 
-SCRIPT = Path(__file__).resolve().parent / "x64" / "check_parity_float64.py"
+from support.paths import TESTS
+
+SCRIPT = TESTS / "x64" / "check_parity_float64.py"
 
 
 def test_kernels_match_the_twin_in_float64():

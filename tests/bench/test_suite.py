@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import given, strategies as st
+from support.paths import SHARED_DATA
 from support.suites import SOURCE, _mini
 
 import frcore
@@ -25,7 +26,7 @@ from frcore.bench._suite import (
     suite_to_dict,
 )
 
-DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "lifemembench"
+DATA = SHARED_DATA / "lifemembench"
 
 
 def _by_id(obj: dict, section: str, item_id):

@@ -13,10 +13,11 @@ import string
 from pathlib import Path
 
 import pytest
+from support.paths import ROOT
 
 from frcore.bench import _generator, _vocab
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = ROOT
 
 
 def _shipped() -> dict:

@@ -7,11 +7,11 @@ from __future__ import annotations
 import json
 import sqlite3
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
+from support.paths import SHARED_DATA
 
 from frcore import CATEGORY_NAMES, State
 from frcore.bank.records._facts import (
@@ -28,7 +28,7 @@ from frcore.bank.storage._schema import SCHEMA_VERSION
 from frcore.bank.storage._store import Store
 from frcore.bank.storage._synthetic import synthetic_facts
 
-DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "lifemembench"
+DATA = SHARED_DATA / "lifemembench"
 PERSONAS = sorted(DATA.glob("*.json")) if DATA.is_dir() else []
 
 

@@ -7,18 +7,18 @@ from __future__ import annotations
 import json
 import random
 from datetime import datetime, timedelta
-from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+from support.paths import SHARED_DATA
 
 from frcore import State
 from frcore.bank.records._facts import FactRecord, parse_fact, to_utc_naive
 from frcore.bank.records._lifecycle import INVISIBLE, Transition, derive_states, snapshot
 
-DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "lifemembench"
+DATA = SHARED_DATA / "lifemembench"
 A, C, S, E, R = State.ACTIVE, State.CONTESTED, State.SUPERSEDED, State.EXPIRED, State.RETRACTED
 T0 = datetime(2025, 1, 1)
 

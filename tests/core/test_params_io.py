@@ -10,6 +10,7 @@ import json
 
 import numpy as np
 import pytest
+from support.paths import ROOT
 
 import frcore as fr
 from frcore import CATEGORY_NAMES, ParamsError
@@ -78,9 +79,8 @@ def test_old_names_are_the_core_functions():
 
 def test_formats_md_example_loads():
     """The minimal example of docs/formats.md is the default parameter set."""
-    from pathlib import Path
 
-    text = (Path(__file__).resolve().parents[1] / "docs" / "formats.md").read_text()
+    text = (ROOT / "docs" / "formats.md").read_text()
     block = text.split("## Parameter file")[1].split("```json")[1].split("```")[0]
     assert _equal(fr.params_from_dict(json.loads(block), "formats.md"), fr.default_params())
 

@@ -18,10 +18,11 @@ import time
 from pathlib import Path
 
 import pytest
+from support.paths import ROOT
 
 from frcore.bank.serve import DEFAULT_MAX_CALL_BYTES, TOKEN_ENV, HttpGuard, http_token, is_loopback, read_token_file
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = ROOT
 FR = [sys.executable, "-c", "import sys; from frcore.cli import main; sys.exit(main())"]
 FACT = {"id": "f1", "text": "I live in Porto.", "said_at": "2025-01-02", "categories": {"IDENTITY_SELF_CONCEPT": 1.0}}
 INIT = {

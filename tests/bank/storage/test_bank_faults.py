@@ -6,7 +6,7 @@ After every kill the bank must pass ``PRAGMA integrity_check``, hold every ackno
 fact (facts and vectors commit together); the natural retry of the interrupted add succeeds
 (re-adding identical facts is a no-op). ``FRCORE_FAULT_TRIALS`` (default 30) sets the number of
 kill trials; the CLI kill trials run ``fr bank add`` itself (``FRCORE_FAULT_CLI_TRIALS``,
-default 1). Read-only storage, full disks and corrupted files: tests/test_bank_errors.py.
+default 1). Read-only storage, full disks and corrupted files: tests/bank/test_bank_errors.py.
 """
 
 from __future__ import annotations
@@ -28,11 +28,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from support.paths import ROOT
 
 from frcore.bank import Bank
 from frcore.bank.storage._store import Store
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = ROOT
 TRIALS = int(os.environ.get("FRCORE_FAULT_TRIALS", "30"))
 CLI_TRIALS = int(os.environ.get("FRCORE_FAULT_CLI_TRIALS", "1"))
 BATCH = 12

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import math
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import assume, example, given, strategies as st
+from support.paths import SHARED_DATA
 
 from frcore.bench._metrics import (
     AV_KEYS,
@@ -502,7 +502,7 @@ def test_markdown_table_rejects_malformed(mutate, match):
 
 # --------------------------------------------------------------------------- real gold labels
 
-DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "lifemembench"
+DATA = SHARED_DATA / "lifemembench"
 
 
 @pytest.mark.skipif(not DATA.is_dir(), reason=f"LifeMemBench development split not found at {DATA}")

@@ -15,11 +15,12 @@ import time
 from pathlib import Path
 
 import pytest
+from support.paths import ROOT
 
 import frcore_warm
 from frcore.bank import Bank
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = ROOT
 AT = "2025-06-01"
 FACTS = [
     {"id": "f1", "text": "I live in Lisbon.", "said_at": "2024-01-02", "categories": {"IDENTITY_SELF_CONCEPT": 1.0}},

@@ -16,10 +16,11 @@ from pathlib import Path
 
 import pytest
 from support.longmemeval import tiny
+from support.paths import ROOT
 
 from frcore.cli import main as fr_main
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = ROOT
 SUITE = ["--suite", "synthetic", "--personas", "2", "--seed", "3", "--embedder", "hash"]
 
 

@@ -24,10 +24,10 @@ import json
 import re
 import unicodedata
 import urllib.parse
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, example, given, settings, strategies as st
+from support.paths import TESTS
 
 from frcore.bank.guard._injection import detect, instruction_rule, looks_like_instruction
 from frcore.bank.guard._normalise import (
@@ -43,7 +43,7 @@ from frcore.bank.guard._normalise import (
 )
 from frcore.bank.records import _facts
 
-HERE = Path(__file__).resolve().parent
+HERE = TESTS
 SET_DIR = HERE / "data" / "injection"
 DATA = HERE.parents[0] / ".." / "shared" / "data" / "lifemembench"
 ITEMS = [json.loads(line) for line in (SET_DIR / "set.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -610,6 +610,8 @@ def test_wilson_interval():
 def test_development_split_is_benign():
     from experiments.injection_eval import benign_corpus
 
-    res = benign_corpus(min(DATA.glob("*.json")))  # every file: tests/test_store.py; all of it: the experiment
+    res = benign_corpus(
+        min(DATA.glob("*.json"))
+    )  # every file: tests/bank/storage/test_store.py; all of it: the experiment
     assert res["fpr"]["n"] > 100
     assert res["flagged"] == []

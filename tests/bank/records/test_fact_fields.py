@@ -19,9 +19,9 @@ import copy
 import dataclasses
 import re
 import typing
-from pathlib import Path
 
 import pytest
+from support.paths import ROOT
 from support.suites import SOURCE, _mini
 
 import frcore.bank
@@ -32,7 +32,7 @@ from frcore.bank.records import REQUIRED_KEYS, FactError
 from frcore.bank.records._facts import EDGE_KINDS
 from frcore.bench._suite import Fact as SuiteFact, SuiteError, parse_suite, suite_to_dict
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = ROOT
 BANK = [n for n, f in FACT_FIELDS.items() if f.bank != "ignored"]
 SUITE = [n for n, f in FACT_FIELDS.items() if f.suite]
 MCP = [n for n, f in FACT_FIELDS.items() if f.mcp]

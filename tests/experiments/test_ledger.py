@@ -5,10 +5,10 @@ check error (never a verdict), and theory-backed rows carry the claim's own chec
 from __future__ import annotations
 
 import copy
-from pathlib import Path
 
 import pytest
 from support.ledger import FLAT, _base_results, _latency_curve, _lme_comparison, _rows, _write, base_results
+from support.paths import ROOT
 
 from experiments import ledger
 from experiments.reproduce import exit_code
@@ -16,7 +16,7 @@ from theory._base import CLAIMS
 from theory.run import load_claim_modules
 from theory.verdict import EMPIRICAL, FORMAL, KINDS, headline
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = ROOT
 load_claim_modules()
 
 

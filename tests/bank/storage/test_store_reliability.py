@@ -16,11 +16,12 @@ from datetime import datetime
 from pathlib import Path
 
 import numpy as np
+from support.paths import ROOT
 
 from frcore import State
 from frcore.bank.storage._store import Store
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = ROOT
 BATCH = 20
 
 # The writer imports only frcore.bank.storage._store. Stub packages for ``frcore`` and ``frcore.bank``

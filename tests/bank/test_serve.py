@@ -16,13 +16,13 @@ import socket
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings, strategies as st
 from mcp import Client, StdioServerParameters  # a dependency of frcore: no skip when it is missing
+from support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = ROOT
 DOC = ROOT / "docs" / "serve.md"
 #: ``fr`` as a command line (the console script may not be on PATH under pytest)
 FR = [sys.executable, "-c", "import sys; from frcore.cli import main; sys.exit(main())"]
@@ -200,7 +200,7 @@ def test_lists_every_tool_with_typed_schemas(served):
     assert set(tools["forget"].input_schema["required"]) == {"edge_id", "reason"}
     fact = tools["remember"].input_schema["properties"]["facts"]["anyOf"][0]["items"]
     assert set(fact["required"]) == {"id", "text", "said_at"} and "user" in fact["properties"]
-    for name in TOOLS:  # an argument a tool does not name is refused (tests/test_serve_contract.py)
+    for name in TOOLS:  # an argument a tool does not name is refused (tests/bank/test_serve_contract.py)
         assert tools[name].input_schema.get("additionalProperties") is False, name
     assert "frbank://stats" in served["resources"]
 

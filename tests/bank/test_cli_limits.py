@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 from support.cli_driver import PERMISSIONS, _drive
+from support.paths import ROOT
 
 from frcore import cli
 from frcore._types import State
@@ -309,7 +310,7 @@ def test_warnings_are_repeated_on_an_identical_readd_and_absent_from_a_clean_bat
 
 
 def test_the_limit_is_documented():
-    text = (Path(__file__).resolve().parents[1] / "docs" / "formats.md").read_text(encoding="utf-8")
+    text = (ROOT / "docs" / "formats.md").read_text(encoding="utf-8")
     assert "at most **256 MiB** (268,435,456 bytes)" in text and f"at most {MAX_JSON_DEPTH} levels" in text
     assert "### Warnings" in text
 

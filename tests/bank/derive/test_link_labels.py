@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from pathlib import Path
 
 import pytest
+from support.paths import TESTS
 
-DATA = Path(__file__).parent / "data"
+DATA = TESTS / "data"
 LABELS = {"update", "restatement", "wrong"}
 
 
