@@ -4,15 +4,19 @@ Every time frcore reads — a fact's ``said_at`` / ``event_time``, a suite's dat
 stamp — goes through :func:`parse_time`: a ``datetime``, a ``date`` (midnight), or a string
 ``YYYY-MM-DD`` / ISO 8601 (surrounding spaces ignored, a trailing ``Z`` meaning UTC) becomes a
 naive datetime in UTC: aware times are converted, naive ones are taken as UTC, so every time
-compares with every other. :func:`hours_since_epoch` and :func:`time_from_hours` convert
-between such datetimes and hours since 1970-01-01T00:00 UTC, the unit of the score's ages;
-:func:`micros_since_epoch` to the exact integer microseconds lifecycle derivation compares.
+compares with every other. Inside FR-Bank an instant is one form: integer microseconds since
+1970-01-01T00:00 UTC (:func:`micros_since_epoch`, exact; int64 columns), which lifecycle
+derivation compares and the store keeps; the score's unit, hours since the epoch, is computed
+from them where the score needs it (:func:`hours_from_micros`, element-wise, equal bit for bit
+to :func:`hours_since_epoch` of the same datetime). :func:`time_from_micros` and
+:func:`time_from_hours` give the datetime back.
 
 A time is parsed once, where it enters: the public entry points (:func:`parse_time` itself,
 ``Bank.query`` / ``Bank.states`` / ``Bank.retract`` and the other ``Bank`` methods, the CLI's
 ``--at``, the MCP tools' ``at`` — by :func:`parse_time_arg`, fact fields by the fact reader).
-Below them, the store and the lifecycle derivation take naive-UTC datetimes and only convert
-them (to ``datetime64[us]``, microseconds or hours). :func:`now` is the one clock.
+Below them, the store and the lifecycle derivation take naive-UTC datetimes and convert them
+once, to microseconds; a datetime or ISO text is made again only at the edges (records handed
+out, files, SQLite's text columns). :func:`now` is the one clock.
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import date, datetime, timedelta, timezone
 from typing import Any
+
+import numpy as np
 
 from ._shown import shown
 
@@ -90,10 +96,11 @@ def now() -> datetime:
 
 
 def hours_since_epoch(t: datetime) -> float:
-    """Hours since 1970-01-01T00:00 UTC of a datetime (naive: taken as UTC; aware: converted)."""
+    """Hours since 1970-01-01T00:00 UTC of a datetime (naive: taken as UTC; aware: converted):
+    ``hours_from_micros(micros_since_epoch(t))``."""
     if t.tzinfo is not None:
         t = t.astimezone(timezone.utc).replace(tzinfo=None)
-    return (t - EPOCH).total_seconds() / 3600.0
+    return float(hours_from_micros(micros_since_epoch(t)))
 
 
 _US = timedelta(microseconds=1)
@@ -102,6 +109,20 @@ _US = timedelta(microseconds=1)
 def micros_since_epoch(t: datetime) -> int:
     """Integer microseconds since 1970-01-01T00:00 of a naive-UTC datetime (exact)."""
     return (t - EPOCH) // _US
+
+
+def hours_from_micros(us: Any) -> Any:
+    """Hours since the epoch of microseconds since it, element-wise: ``(us / 10⁶) / 3600`` in
+    float64. The first division is correctly rounded from the exact integer (|us| < 2⁵³, years
+    1685 to 2255), as ``timedelta.total_seconds`` is, so the hours equal, bit for bit, those of
+    the same instant as a datetime."""
+    return (np.asarray(us, dtype=np.int64).astype(np.float64) / 1e6) / 3600.0
+
+
+def time_from_micros(us: int) -> datetime:
+    """The naive UTC datetime ``us`` microseconds after 1970-01-01T00:00 (inverse of
+    :func:`micros_since_epoch`, exact)."""
+    return EPOCH + timedelta(microseconds=int(us))
 
 
 def time_from_hours(hours: float) -> datetime:

@@ -5,7 +5,9 @@ from __future__ import annotations
 import datetime as dt
 import json
 
+import numpy as np
 import pytest
+from hypothesis import given, strategies as st
 
 import frcore as fr
 from frcore.bench import parse_suite
@@ -124,6 +126,21 @@ def test_the_one_clock():
     got = now()
     after = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
     assert got.tzinfo is None and before <= got <= after
+
+
+@given(st.datetimes(min_value=dt.datetime(1700, 1, 1), max_value=dt.datetime(2250, 12, 31)))
+def test_hours_from_microseconds_equal_those_of_the_datetime(t):
+    """The bank keeps an instant as int64 microseconds and computes hours from them: the same
+    float, bit for bit, as ``timedelta.total_seconds() / 3600`` of the datetime (the score's hours
+    before the store kept microseconds), element-wise and alone; and back to the datetime."""
+    from frcore._time import EPOCH, hours_from_micros, micros_since_epoch, time_from_micros
+
+    us = micros_since_epoch(t)
+    want = (t - EPOCH).total_seconds() / 3600.0
+    assert float(hours_from_micros(us)) == want == fr.hours_since_epoch(t)
+    got = hours_from_micros(np.array([us, 0, us], dtype=np.int64))
+    assert got.dtype == np.float64 and got.tolist() == [want, 0.0, want]
+    assert time_from_micros(us) == t
 
 
 def test_microseconds_since_epoch():

@@ -38,6 +38,7 @@ time (only edges and transitions *recorded* by then), so "what did the bank beli
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -47,7 +48,7 @@ from typing import Any
 import numpy as np
 
 from ..._ontology import CATEGORY_NAMES, N_CATEGORIES, SUPERSESSION_CONFIDENCE_THRESHOLD, as_arrays
-from ..._time import hours_since_epoch, micros_since_epoch
+from ..._time import hours_from_micros, hours_since_epoch, micros_since_epoch
 from ..._types import LINK_KINDS, State
 from ._facts import FactRecord, to_utc_naive
 
@@ -342,7 +343,9 @@ class Snapshot:
     Attributes:
       ids: (n,) object edge ids. texts: n texts.
       weights: (n, C) float64 soft category weights (columns in ``CATEGORY_NAMES`` order).
-      said_at_h: (n,) hours since the Unix epoch. event_h: (n,) hours since the epoch, NaN = none.
+      said_us: (n,) int64 microseconds since the Unix epoch. event_us: (n,) int64, the event
+        time where ``has_event`` (0 elsewhere). said_at_h, event_h: the same in hours (NaN = no
+        event), computed from them once (:func:`frcore._time.hours_from_micros`).
       session: (n,) int, -1 = none. state: (n,) int :class:`frcore.State`.
       confidence: (n,) float64. numeric: (n,) bool. quarantined: (n,) bool.
       slots, kinds, speakers: per-row lists (slot may be None).
@@ -352,8 +355,9 @@ class Snapshot:
     ids: np.ndarray
     texts: list[str]
     weights: np.ndarray
-    said_at_h: np.ndarray
-    event_h: np.ndarray
+    said_us: np.ndarray
+    event_us: np.ndarray
+    has_event: np.ndarray
     session: np.ndarray
     state: np.ndarray
     confidence: np.ndarray
@@ -381,6 +385,16 @@ class Snapshot:
     def at_h(self) -> float:
         """``at`` in hours since the Unix epoch."""
         return hours_since_epoch(self.at)
+
+    @functools.cached_property
+    def said_at_h(self) -> np.ndarray:
+        """(n,) float64 hours since the epoch at which each row was said."""
+        return _readonly(hours_from_micros(self.said_us))
+
+    @functools.cached_property
+    def event_h(self) -> np.ndarray:
+        """(n,) float64 hours since the epoch of each row's event time, NaN = none."""
+        return _readonly(np.where(self.has_event, hours_from_micros(self.event_us), np.nan))
 
 
 def snapshot(
@@ -438,17 +452,12 @@ def edge_columns(rows: Sequence[FactRecord]) -> dict[str, Any]:
     for i, e in enumerate(rows):
         for name, w in e.categories.items():
             weights[i, _CAT_INDEX[name]] = w
-    nan = float("nan")
     ids = np.empty(n, dtype=object)
     ids[:] = [e.id for e in rows]
     return {
         "ids": ids,
         "texts": np.array([e.text for e in rows] or [""], dtype=object)[:n],
         "weights": weights,
-        "said_at_h": np.array([hours_since_epoch(e.said_at) for e in rows], dtype=np.float64),
-        "event_h": np.array(
-            [nan if e.event_time is None else hours_since_epoch(e.event_time) for e in rows], dtype=np.float64
-        ),
         "session": np.array([-1 if e.session is None else e.session for e in rows], dtype=np.int64),
         "confidence": np.array([e.confidence for e in rows], dtype=np.float64),
         "numeric": np.array([bool(e.numeric) for e in rows], dtype=bool),
@@ -466,6 +475,7 @@ def concat_columns(first: dict[str, Any], *rest: dict[str, Any]) -> dict[str, An
 
 def snapshot_from_columns(
     cols: dict[str, Any],
+    life: Mapping[str, np.ndarray],
     rows: np.ndarray,
     state: np.ndarray,
     at: datetime,
@@ -475,7 +485,8 @@ def snapshot_from_columns(
     slot_codes: np.ndarray | None = None,
 ) -> Snapshot:
     """A :class:`Snapshot` of the given row indices (ascending) of precomputed
-    :func:`edge_columns` (``index``: ``{id: position}`` of every row of ``cols``, reused when
+    :func:`edge_columns` and :func:`row_lifecycle` (its times: ``said``, ``event``,
+    ``has_event``) (``index``: ``{id: position}`` of every row of ``cols``, reused when
     ``rows`` is all of them; ``slot_codes``: codes of every row's slot, as
     :attr:`Snapshot.slot_codes`). Of every row, the arrays are read-only views of the columns
     (which are never written), not copies."""
@@ -491,8 +502,9 @@ def snapshot_from_columns(
         ids=ids,
         texts=take(cols["texts"]).tolist(),
         weights=take(cols["weights"]),
-        said_at_h=take(cols["said_at_h"]),
-        event_h=take(cols["event_h"]),
+        said_us=take(np.asarray(life["said"], dtype=np.int64)),
+        event_us=take(np.asarray(life["event"], dtype=np.int64)),
+        has_event=take(np.asarray(life["has_event"], dtype=bool)),
         session=take(cols["session"]),
         state=_readonly(np.asarray(state, dtype=np.int64).copy()),
         confidence=take(cols["confidence"]),
@@ -513,4 +525,4 @@ def snapshot_from_columns(
 
 
 def _columns(rows: Sequence[FactRecord], state: np.ndarray, at: datetime, known_at: datetime | None) -> Snapshot:
-    return snapshot_from_columns(edge_columns(rows), np.arange(len(rows)), state, at, known_at)
+    return snapshot_from_columns(edge_columns(rows), row_lifecycle(rows), np.arange(len(rows)), state, at, known_at)

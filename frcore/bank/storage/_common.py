@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..._shown import clipped, shown
+from ..._time import micros_since_epoch
 from ..guard import instruction_rule
 from ..records import (
     OWNER,
@@ -137,8 +138,14 @@ def _mapped(fn: Callable) -> Callable:
 
 
 def iso_text(dt: datetime) -> str:
-    """Naive-UTC datetime → fixed-width ISO string (sortable)."""
+    """Naive-UTC datetime → fixed-width ISO string (sortable): how SQLite's time columns hold it."""
     return dt.isoformat(timespec="microseconds")
+
+
+def micros_of_text(text: str) -> int:
+    """A time column's :func:`iso_text` → microseconds since the epoch, the store's one form of
+    an instant inside."""
+    return micros_since_epoch(datetime.fromisoformat(text))
 
 
 def _check_text_arg(value: Any, name: str, what: str) -> None:

@@ -65,9 +65,9 @@ from ._merging import merge_count
 from ._rows import Rows as Rows, _json_list, _object, _RawFile, decode as decode, encode as encode
 from ._vectors import VectorMap
 
-FORMAT = "frcore-bank-index-v5"
+FORMAT = "frcore-bank-index-v6"
 #: numeric columns of :func:`frcore.bank.records._lifecycle.edge_columns` kept as ``.npy`` arrays
-NUMERIC_COLUMNS = ("weights", "said_at_h", "event_h", "session", "confidence", "numeric", "quarantined")
+NUMERIC_COLUMNS = ("weights", "session", "confidence", "numeric", "quarantined")
 #: string columns kept as JSON lists
 STRING_COLUMNS = ("ids", "texts")
 #: string columns (``None`` allowed) of few distinct values: each kept as its values (a JSON list,

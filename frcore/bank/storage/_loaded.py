@@ -34,7 +34,7 @@ class _Loaded:
     max_seq: int
     max_tseq: int
     n: int
-    recorded: np.ndarray  # (n,) datetime64[us] transaction times
+    recorded: np.ndarray  # (n,) int64 transaction times, microseconds since the epoch
     cols: dict[str, Any]
     life: dict[str, np.ndarray]  # per-row lifecycle inputs (frcore.bank.records._lifecycle.row_lifecycle)
     links: list[Mapping[str, tuple[str, ...]]]

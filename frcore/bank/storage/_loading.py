@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ..._time import micros_since_epoch, time_from_micros
 from ..records import (
     INVISIBLE,
     OWNER,
@@ -36,6 +37,7 @@ from ._common import (
     _mapped,
     _row_to_record,
     iso_text,
+    micros_of_text,
 )
 from ._grow import appended
 from ._handle import Handle
@@ -413,7 +415,7 @@ class Loads:
         loaded = self.load()
         edges = loaded.edges
         if known_at is not None:
-            k = np.datetime64(known_at, "us")
+            k = micros_since_epoch(known_at)
             edges = [e for e, r in zip(edges, loaded.recorded <= k) if r]
         edges = [e for e in edges if e.user == user]
         if not include_quarantined:
@@ -438,8 +440,8 @@ class Loads:
         loaded = self.load()
         mask = (loaded.cols["slots"] == slot) & self._user_mask(loaded, user)
         if known_at is not None:
-            mask &= loaded.recorded <= np.datetime64(known_at, "us")
-        return [(loaded.record(int(i)), loaded.recorded[i].item()) for i in np.flatnonzero(mask)]
+            mask &= loaded.recorded <= micros_since_epoch(known_at)
+        return [(loaded.record(int(i)), time_from_micros(loaded.recorded[i])) for i in np.flatnonzero(mask)]
 
     def summary(self, *, user: str = OWNER) -> dict[str, int]:
         """Counts of the facts of ``user``: ``facts`` and ``turns`` (by kind), distinct ``slots``,
@@ -479,7 +481,7 @@ class Loads:
         mask = np.ones(loaded.n, dtype=bool)
         trs = loaded.transitions
         if known_n is not None:
-            mask &= loaded.recorded <= np.datetime64(known_n, "us")
+            mask &= loaded.recorded <= micros_since_epoch(known_n)
             trs = [t for t in trs if t.recorded_at is not None and t.recorded_at <= known_n]
         if not include_quarantined:
             mask &= ~loaded.cols["quarantined"]
@@ -500,7 +502,7 @@ class Loads:
         rows = idx[keep]
         every = rows.size == loaded.n  # ascending positions: all of them means 0 … n-1
         snap = snapshot_from_columns(
-            loaded.cols, rows, state[keep], at_n, known_n, loaded.version, index if every else None, codes
+            loaded.cols, loaded.life, rows, state[keep], at_n, known_n, loaded.version, index if every else None, codes
         )
         with self.handle.lock:
             self._snap_cache[key] = snap
@@ -521,7 +523,7 @@ class Loads:
             if e.user != user:
                 continue
             d = e.to_json()
-            d["recorded_at"] = iso_text(r)
+            d["recorded_at"] = iso_text(time_from_micros(r))
             out_edges.append(d)
         return {
             "schema_version": self.handle.schema,
@@ -555,7 +557,7 @@ def _combine(version, erasures, released, old, segments, since, rows, tsince, tr
     no ``old``, to the index ``segments``)."""
     new_edges = _with_releases([_row_to_record(r[1:]) for r in rows], released)
     new_seq = np.array([r[0] for r in rows], dtype=np.int64)
-    new_rec = np.array([r[14] for r in rows], dtype="datetime64[us]")
+    new_rec = np.array([micros_of_text(r[14]) for r in rows], dtype=np.int64)
     new_cols = edge_columns(new_edges)
     new_cols["users"] = np.array([e.user for e in new_edges] or [OWNER], dtype=object)[: len(new_edges)]
     new_life = row_lifecycle(new_edges)

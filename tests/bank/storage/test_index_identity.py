@@ -18,6 +18,7 @@ import shutil
 import sqlite3
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from frcore.bank import Bank
@@ -127,15 +128,19 @@ def test_swapped_index_folders_of_two_copies_of_one_bank_are_not_used(tmp_path):
         assert got == _sqlite_alone(db, tmp_path)
 
 
-def test_an_index_of_the_previous_format_is_rebuilt(tmp_path):
+@pytest.mark.parametrize("previous", ["frcore-bank-index-v4", "frcore-bank-index-v5"])
+def test_an_index_of_a_previous_format_is_rebuilt(tmp_path, previous):
+    """v4 had no stamps; v5 kept hours (``said_at_h``, ``event_h``) and ``datetime64`` recorded
+    times beside the microseconds: either is rebuilt from SQLite, never read as this format."""
     db = str(tmp_path / "b.db")
     with Bank.open(db, embedder="hash") as b:
         b.add(_base())
     want = _answers(db, index=False)
     m = _manifest(db)
-    m["format"] = "frcore-bank-index-v4"
+    m["format"] = previous
     for s in m["segments"]:
-        s.pop("stamp")
+        if previous.endswith("v4"):
+            s.pop("stamp")
     (index_path(db) / "manifest.json").write_text(json.dumps(m), "utf-8")
     assert _answers(db) == want
     with Bank.open(db, embedder="hash") as b:
