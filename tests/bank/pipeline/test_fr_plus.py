@@ -311,6 +311,47 @@ def test_activation_floor_property(cats, ages, typed):
             np.testing.assert_array_equal(out[i], a[i])
 
 
+@pytest.mark.parametrize("decay", ["harmonic", "arithmetic", "primary", "uniform", "cognitive"])
+def test_activation_floor_is_computed_on_padded_rows_with_the_same_values(decay, monkeypatch):
+    """The rows are padded to a power of two (JAX compiles each operation once per shape, so a
+    bank grown by a fact compiles nothing new) and the result is bit for bit that of the rows
+    alone."""
+    from frcore import effective_age, effective_rate
+    from frcore.bank.pipeline import _prepare
+
+    config = dataclasses.replace(PipelineConfig().score, decay=decay)
+    shapes: list[int] = []
+    seen = _prepare.effective_age
+
+    def spy(params, weights, ages):
+        shapes.append(np.shape(weights)[0])
+        return seen(params, weights, ages)
+
+    monkeypatch.setattr(_prepare, "effective_age", spy)
+    rng = np.random.default_rng(7)
+    for n in (1, 5, 9, 16, 17, 100):
+        w = rng.dirichlet(np.full(C, 0.3), size=n)
+        a = rng.exponential(2e4, size=(n, 3))
+        fact = rng.random(n) < 0.8
+        fact[0] = True
+        w[0] = onehot("FINANCIAL_MATERIAL")
+        out = activation_floor_ages(a, w, fact, PARAMS, config)
+        # as computed on the rows alone
+        floors = np.asarray(PARAMS.floors, dtype=np.float64)
+        primary = np.argmax(w, axis=1)
+        a_min = np.where(fact & (floors[primary] > 0) & ~_prepare._EXPIRES[primary], floors[primary], 0.0)
+        rows = np.flatnonzero(a_min > 0)
+        want = a.copy()
+        if rows.size:
+            rate = np.asarray(effective_rate(PARAMS, w[rows], config), dtype=np.float64)
+            age = np.asarray(effective_age(PARAMS, w[rows], a[rows].T), dtype=np.float64)
+            cap = -np.log(np.minimum(a_min[rows], 1.0)) / rate
+            factor = np.where(age > cap, cap / np.where(age > cap, age, 1.0), 1.0)
+            want[rows] *= factor[:, None]
+        np.testing.assert_array_equal(out, want)
+    assert set(shapes) <= {8, 16, 32, 64, 128}
+
+
 # ------------------------------------------------------------------ fr-plus together
 
 
