@@ -45,6 +45,7 @@ from .search import (
     embedder_identity,
     get_embedder,
     tokenize_many,
+    tokenize_stored,
 )
 from .storage import IndexSpec, ReadView, StoreError, checked, parse_batch
 
@@ -257,9 +258,12 @@ class Bank:
             if self.index
             else None
         )
+        # the BM25 tokens of stored texts as the index keeps them: the bank tokenizes its index's
+        # rows, the store never does (it is handed this function, and an add's tokens)
+        self._index_tokens = None if spec is None else functools.partial(tokenize_stored, normalize=spec.normalize)
         current = store.index_folder
         if (None if current is None else current.spec) != spec:
-            store.use_index(spec)
+            store.use_index(spec, self._index_tokens)
         folder = store.index_folder
         #: the approximate index's files in the bank's index folder (a bank opened with ``ann``)
         self.approximate: ApproximateFiles | None = None
@@ -440,7 +444,10 @@ class Bank:
         vectors = prep.vectors
         if vectors is None and not self.store.readonly:  # prepared by a worker without the embedder
             vectors = self._embed_records(prep.batch.records)
-        added = self.store.add_facts(prep.batch, vectors=vectors)
+        tokens = None
+        if self._index_tokens is not None and self.store.index_folder is not None and not self.store.readonly:
+            tokens = self._index_tokens([r.text for r in prep.batch.records])  # once: the index takes them
+        added = self.store.add_facts(prep.batch, vectors=vectors, tokens=tokens)
         if self.approximate is not None and self.ann is not None:
             self.approximate.update(self.ann)  # extended when due; an error leaves queries exact
         self._views.clear()

@@ -139,9 +139,10 @@ def test_vectors_must_match_the_batch(tmp_path):
 BANK_LAYERS = {"guard": 0, "records": 1, "derive": 2, "search": 2, "storage": 3, "pipeline": 3}
 #: the facade and the interfaces (``_bank.py``, ``_ingest*.py``, ``cli.py``, ``serve.py``, …) sit above every layer
 FACADE = 4
-#: what storage still takes from search: the container of the BM25 token arrays it keeps, and the
-#: tokenizer of its own index rows (every other name of search — the approximate index — is search's)
-STORAGE_FROM_SEARCH = frozenset({"Postings", "concat_postings", "tokenize_many"})
+#: what storage still takes from search: the container of the BM25 token arrays it keeps (the
+#: tokenizer of its index rows is the bank's, handed to the store: it never tokenizes; every other
+#: name of search — the approximate index — is search's)
+STORAGE_FROM_SEARCH = frozenset({"Postings", "concat_postings"})
 
 
 def _bank_imports(root):

@@ -22,6 +22,7 @@ from ._lexical import (
     Postings as Postings,
     concat_postings as concat_postings,
     tokenize_many as tokenize_many,
+    tokenize_stored as tokenize_stored,
 )
 from ._partial import PartialCosine as PartialCosine
 
@@ -39,4 +40,5 @@ __all__ = [
     "embedder_identity",
     "get_embedder",
     "tokenize_many",
+    "tokenize_stored",
 ]

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -251,6 +251,13 @@ def tokenize_many(texts: Sequence[str]) -> list[list[str]]:
     unique = list({t: None for d in docs for t in d})
     stem = dict(zip(unique, _STEMMER.stemWords(unique)))
     return [[stem[t] for t in d] for d in docs]
+
+
+def tokenize_stored(texts: Sequence[str], normalize: Callable[[str], str]) -> list[list[str]]:
+    """The BM25 tokens of stored fact texts, as a bank's index keeps them: each text as
+    ``normalize`` reads it (the bank's: the owner's name replaced), then :func:`tokenize_many`.
+    The bank hands this (with its ``normalize`` bound) to its store, which never tokenizes on its own."""
+    return tokenize_many([normalize(t) for t in texts])
 
 
 def _tokenize_one(text: str) -> list[str]:

@@ -160,7 +160,8 @@ class IndexSpec:
     tokenizer: str = "nltk-en-179+snowball"
 
     def normalize(self, text: str) -> str:
-        """A stored text as it is tokenized: the owner's name replaced."""
+        """A stored text as it is tokenized (by the tokenizer the bank hands the store, which
+        binds this: :func:`frcore.bank.search.tokenize_stored`): the owner's name replaced."""
         return neutralize(text, _owner_re(self.owner))
 
     def identity(self) -> dict[str, Any]:

@@ -7,11 +7,11 @@ import contextlib
 import dataclasses
 import functools
 import sqlite3
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from types import MappingProxyType
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -30,7 +30,7 @@ from ..records import (
     snapshot_from_columns,
     states_from_columns,
 )
-from ..search import Postings, tokenize_many
+from ..search import Postings
 from ._common import (
     SNAPSHOT_CACHE_SIZE,
     _decode,
@@ -45,6 +45,22 @@ from ._index import LIFE_COLUMNS, BankIndex, IndexSpec, Rows, encode, row_stamp
 from ._loaded import _Loaded, _with_releases
 from ._schema import has_releases, select_columns
 from ._tables import Tables
+
+#: the BM25 tokens of stored fact texts, one list per text: the tokenizer the bank hands its
+#: store (:meth:`Loads.use_index`; the store never tokenizes on its own)
+Tokenize = Callable[[Sequence[str]], list[list[str]]]
+
+
+class Written(NamedTuple):
+    """What an add wrote for its new rows (their ``ids``, in order), handed to :meth:`Loads.sync_index`
+    so that the index update takes it instead of recomputing it: the ``vectors`` of model ``model``
+    the add's transaction stored, and the rows' BM25 ``tokens`` as the bank computed them with the
+    tokenizer it handed the store (either ``None``: not given)."""
+
+    ids: list[str]
+    model: str | None = None
+    vectors: np.ndarray | None = None
+    tokens: Sequence[list[str]] | None = None
 
 
 def _segment_slot_codes(seg: Rows, vocab: dict[str, int]) -> np.ndarray:
@@ -151,12 +167,14 @@ class Loads:
         self._all_embeddings = tables.all_embeddings if all_embeddings is None else all_embeddings
         #: the bank's index beside its file (:meth:`use_index`; ``None``: none is kept)
         self.index: BankIndex | None = None
+        #: the tokenizer of the index's rows, handed by the bank with the index (:meth:`use_index`)
+        self.tokenize: Tokenize | None = None
         self._snap_cache: collections.OrderedDict[tuple, Snapshot] = collections.OrderedDict()
         self._load_cache: _Loaded | None = None
         self._recent: collections.OrderedDict[int, _Loaded] = collections.OrderedDict()  # last loads by version
-        # (model, ids, vectors) an add wrote in its transaction, while :meth:`sync_index` runs:
-        # what the index update would read back from SQLite for those rows (:meth:`_extend_index`)
-        self._written: tuple[str, list[str], np.ndarray] | None = None
+        # what an add wrote for its new rows, while :meth:`sync_index` runs: what the index update
+        # would otherwise read back from SQLite (vectors) or compute again (tokens) (:meth:`_extend_index`)
+        self._written: Written | None = None
 
     @_mapped
     def load(self) -> _Loaded:
@@ -249,8 +267,10 @@ class Loads:
             return loaded  # rows read by earlier loads are still outside: the next fresh load indexes them
         ids = [e.id for e in recs]
         written = self._written
-        if written is not None and written[0] == index.spec.model and written[1] == ids:
-            vecs, missing = written[2], []  # the vectors of exactly these rows, as this add's transaction stored them
+        if written is None or written.ids != ids:
+            written = Written(ids)  # not (only) this add's rows: read back and tokenized here
+        if written.vectors is not None and written.model == index.spec.model:
+            vecs, missing = written.vectors, []  # these rows' vectors, as this add's transaction stored them
         else:
             vecs, missing = self.tables.get_embeddings(index.spec.model, ids)
         if missing or vecs.shape[1] != index.spec.dim:
@@ -260,7 +280,10 @@ class Loads:
         cols = {key: v[sl].copy() for key, v in loaded.cols.items()}
         cols["quarantined"] = np.array([bool(r[13]) for r in rows], dtype=bool)  # as stored; releases apply on load
         life = {key: v[sl].copy() for key, v in loaded.life.items()}
-        tokens = tokenize_many([index.spec.normalize(e.text) for e in recs])
+        tokens = written.tokens
+        if tokens is None:  # rows another process wrote, or an add that gave none: the bank's tokenizer
+            assert self.tokenize is not None  # handed with the index (use_index)
+            tokens = self.tokenize([e.text for e in recs])
         covered = loaded.segments[-1].hi if loaded.segments else 0
         raw = [tuple(r[1:]) for r in rows]
         seg = Rows(
@@ -300,10 +323,16 @@ class Loads:
             ).fetchall()
         return [tuple(r) for r in rows]
 
-    def use_index(self, spec: IndexSpec | None) -> None:
+    def use_index(self, spec: IndexSpec | None, tokenize: Tokenize | None = None) -> None:
         """Keep (and read) the bank's index beside its file for ``spec`` (:mod:`frcore.bank.storage._index`;
         ``None``: none). A scratch (``:memory:``) store has none. A writable store first removes
-        what a crashed write left in the folder (:meth:`~frcore.bank.storage._index.BankIndex.tidy`)."""
+        what a crashed write left in the folder (:meth:`~frcore.bank.storage._index.BankIndex.tidy`).
+
+        ``tokenize`` (required with a ``spec``): the BM25 tokens of stored texts, normalised as
+        ``spec`` says (:func:`frcore.bank.search.tokenize_stored`): the index's postings of rows
+        read from SQLite are built from them; an add hands its own rows' tokens (:meth:`sync_index`)."""
+        if spec is not None and tokenize is None:
+            raise ValueError("use_index: an index needs the tokenizer of its rows (tokenize)")
         index = (
             None
             if spec is None or self.handle.path == ":memory:"
@@ -314,6 +343,7 @@ class Loads:
                 index.tidy()
         with self.handle.lock:
             self.index = index
+            self.tokenize = None if index is None else tokenize
             self._load_cache = None
             self._recent.clear()
             self._snap_cache.clear()
@@ -331,11 +361,11 @@ class Loads:
             with contextlib.suppress(OSError):
                 index.scrub()
 
-    def sync_index(self, written: tuple[str, list[str], np.ndarray] | None = None) -> None:
+    def sync_index(self, written: Written | None = None) -> None:
         """Bring the bank's index up to date with the stored rows (a writable store with an
         index; called after each add so that the next process to open the bank reads them
-        from it). ``written``: (model, ids, vectors) the add just stored in its transaction,
-        taken for those rows instead of reading them back from SQLite."""
+        from it). ``written``: what the add just stored for its new rows (:class:`Written`: their
+        vectors, their tokens), taken for those rows instead of reading back or tokenizing again."""
         if self.index is not None and not self.handle.readonly:
             self._written = written
             try:

@@ -88,7 +88,7 @@ from ._common import ERASE_PURGE_WAIT, Added
 from ._handle import Handle
 from ._index import BankIndex, IndexSpec
 from ._loaded import _Loaded
-from ._loading import Loads, ReadView
+from ._loading import Loads, ReadView, Tokenize
 from ._tables import Tables
 from ._writes import Writes
 
@@ -235,8 +235,8 @@ class Store:
     # the loads: the rows at a version, the bank's index, and the reads built on them
 
     @_doc(Loads.use_index)
-    def use_index(self, spec: IndexSpec | None) -> None:
-        self.loads.use_index(spec)
+    def use_index(self, spec: IndexSpec | None, tokenize: Tokenize | None = None) -> None:
+        self.loads.use_index(spec, tokenize)
 
     @_doc(Loads.distrust_index)
     def distrust_index(self) -> None:
@@ -308,10 +308,11 @@ class Store:
         recorded_at: datetime | None = None,
         *,
         vectors: tuple[str, np.ndarray] | None = None,
+        tokens: Sequence[list[str]] | None = None,
         where: Sequence[str] | None = None,
         user: str | None = None,
     ) -> Added:
-        return self.writes.add_facts(facts, recorded_at, vectors=vectors, where=where, user=user)
+        return self.writes.add_facts(facts, recorded_at, vectors=vectors, tokens=tokens, where=where, user=user)
 
     @_doc(Writes.retract)
     def retract(

@@ -40,7 +40,7 @@ from ._common import (
 )
 from ._handle import Handle
 from ._index import FORMAT_WORDS, BankIndex
-from ._loading import Loads
+from ._loading import Loads, Written
 from ._schema import _EDGE_COLUMNS
 from ._tables import Tables
 
@@ -88,6 +88,7 @@ class Writes:
         recorded_at: datetime | None = None,
         *,
         vectors: tuple[str, np.ndarray] | None = None,
+        tokens: Sequence[list[str]] | None = None,
         where: Sequence[str] | None = None,
         user: str | None = None,
     ) -> Added:
@@ -103,7 +104,9 @@ class Writes:
         batch, in its order: a new fact's is written in the same transaction, so a stored fact
         never lacks its vector, and an unchanged fact stored without one (by an older bank) gets
         it. ``facts`` may be a :class:`Batch` already validated (:func:`parse_batch`). After the
-        commit the bank's index takes the new rows. A
+        commit the bank's index takes the new rows; ``tokens``, if given, holds each fact's BM25
+        tokens, in the batch's order, as the index's tokenizer gives them (:meth:`Loads.use_index`):
+        the index takes a new fact's instead of tokenizing its text again. A
         fact whose text, id, slot or speaker reads as an instruction to the model
         (:func:`frcore.bank.records._facts.injection_finding`, checked before any lock is taken)
         is stored quarantined and listed in ``.quarantined`` of the result.
@@ -123,6 +126,8 @@ class Writes:
         given = (
             None if vectors is None else (vectors[0], check_vectors(vectors[0], [r.id for r in records], vectors[1]))
         )
+        if tokens is not None and len(tokens) != len(records):
+            raise StoreError(f"add_facts: field 'tokens': {len(tokens)} lists for {len(records)} facts (one per fact)")
         findings = batch.findings if batch.findings is not None else quarantine_findings(records)
         ids = [r.id for r in records]
         users = {r.id: r.user for r in records}
@@ -151,7 +156,12 @@ class Writes:
             new_ids = {r.id for r in new}
             warnings = [*batch.warnings, *self._erased_again(new, [labels[rows[r.id]] for r in new])]
             self._backfill(records, new_ids, given)
-            written = None if new_vectors is None else (new_vectors[0], [r.id for r in new], new_vectors[1])
+            written = Written(
+                [r.id for r in new],
+                None if new_vectors is None else new_vectors[0],
+                None if new_vectors is None else new_vectors[1],
+                None if tokens is None else [tokens[rows[r.id]] for r in new],
+            )
             try:
                 self.loads.sync_index(written)
             except StoreError as e:  # committed: the add completed; only its index is behind
