@@ -3,8 +3,8 @@
 Builds an N-fact bank as ``fr bank bench`` does (its synthetic facts, the hashing embedder at 384
 dimensions, batches of 5,000, the bank's index beside it) with wall-clock timers wrapped around
 each part of the add path, and prints the seconds and microseconds per fact of each. Parts nest:
-``index: total`` holds the ``index: …`` lines below it, ``index: extend`` holds ``tokens``,
-``postings`` and ``append``, and ``append`` holds the segment writes, the merges and the vector
+``index: total`` holds the ``index: …`` lines below it, ``index: extend`` holds ``postings``
+and ``append``, and ``append`` holds the segment writes, the merges and the vector
 file; a merge's own segment write counts in both ``merges`` and ``segment writes``.
 
 A developer's profiler, not an experiment: it wraps FR-Bank's private functions in timers, so it
@@ -25,15 +25,15 @@ from collections.abc import Callable
 PARTS = (
     # (module path, attribute owner within it or "", attribute, label)
     ("frcore.bank._bank", "", "parse_batch", "parse and validate"),
-    ("frcore.bank.storage._store", "", "quarantine_findings", "detector (text, id, slot, speaker)"),
+    ("frcore.bank.storage._batch", "", "quarantine_findings", "detector (text, id, slot, speaker)"),
     ("frcore.bank._bank", "Bank", "_embed_records", "embed"),
-    ("frcore.bank.storage._store", "Store", "_insert", "SQLite: insert rows and vectors"),
-    ("frcore.bank.storage._store", "Store", "sync_index", "index: total"),
-    ("frcore.bank.storage._loading", "_Loading", "_read_new_rows", "index: read the new rows back"),
+    ("frcore.bank._bank", "", "tokenize_stored", "BM25 tokens (for the index)"),
+    ("frcore.bank.storage._writes", "Writes", "_insert", "SQLite: insert rows and vectors"),
+    ("frcore.bank.storage._loading", "Loads", "sync_index", "index: total"),
+    ("frcore.bank.storage._loading", "Loads", "_read_new_rows", "index: read the new rows back"),
     ("frcore.bank.storage._loading", "", "_combine", "index: column arrays"),
-    ("frcore.bank.storage._loading", "_Loading", "_extend_index", "index: extend"),
-    ("frcore.bank.storage._base", "_Handle", "get_embeddings", "index: vectors read back"),
-    ("frcore.bank.storage._loading", "", "tokenize_many", "index: tokens"),
+    ("frcore.bank.storage._loading", "Loads", "_extend_index", "index: extend"),
+    ("frcore.bank.storage._tables", "Tables", "get_embeddings", "index: vectors read back"),
     ("frcore.bank.search", "Postings", "build", "index: postings"),
     ("frcore.bank.storage._index", "BankIndex", "append", "index: append"),
     ("frcore.bank.storage._index", "BankIndex", "_put_vectors", "index: vectors.f32"),
