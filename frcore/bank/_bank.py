@@ -724,14 +724,21 @@ class Bank:
 
             cfg = _replace(cfg, k=int(k))
         # One read of the store per ranking (Store.read). A write committed while this query
-        # ranked (another process or thread) may have erased a fact the read still holds: the
-        # version read again after ranking — the guard of the erase promise, not a read of
-        # facts — makes it rank again, once, against the bank as it is now.
+        # ranked (another process or thread) may have erased a fact the read still holds — and
+        # an erase overwrites with zeros the index files the read has mapped, so the ranking may
+        # even fail on what it reads (a row of weights now zero). The version read again after
+        # ranking — the guard of the erase promise, not a read of facts — makes it rank again,
+        # once, against the bank as it is now, whether the first ranking returned or raised.
         for attempt in (0, 1):
             read = self._read(at_t, known_t, include_quarantined)
-            out = self._rank(
-                text, at_t, known_t, include_quarantined, read, cfg, intent, categories, params, query_vec, explain
-            )
+            try:
+                out = self._rank(
+                    text, at_t, known_t, include_quarantined, read, cfg, intent, categories, params, query_vec, explain
+                )
+            except Exception:
+                if attempt or self.store.version() == read.version:
+                    raise
+                continue
             if attempt or self.store.version() == read.version:
                 return out
         raise AssertionError("unreachable")
