@@ -340,6 +340,29 @@ def test_shuffled_batches_store_the_same_derived_metadata():
     assert want["t1"][0] == {"supersedes": ("t0",)} and want["t3"][0] == {"retracts": ("t2",)}
 
 
+def test_explanations_read_the_stored_turns_once_per_store_version(monkeypatch):
+    """The index of the stored turns an explanation reads is built once per store version (a
+    bank read again and again builds it once), and again after any write: an earlier turn
+    stored after ``b`` makes ``b``'s stored links no longer what derivation gives now."""
+    bank = Bank.open(":memory:", embedder="hash", derive=True)
+    bank.add([_turn("b", "I've tried four different ones so far.", "2023-09-30")])
+    builds = []
+    index = bank._deriver.index
+    monkeypatch.setattr(bank._deriver, "index", lambda stored: builds.append(1) or index(stored))
+    ask = dict(at="2023-10-01", intent="historical")
+    for _ in range(3):
+        res = bank.explain("How many different ones have I tried?", **ask)
+        assert {r["id"] for r in res.results} == {"b"} and "derivation" not in res.results[0]
+    assert len(builds) == 1
+    bank.add([_turn("a", "I've tried three different ones recently.", "2023-08-11")])  # earlier, stored later
+    builds.clear()
+    by_id = {r["id"]: r for r in bank.explain("How many different ones have I tried?", **ask).results}
+    assert builds == [1]
+    why = by_id["b"]["derivation"]
+    assert why["reproduced"] is False and why["evidence"][0]["target"] == "a"
+    bank.close()
+
+
 def test_a_stored_turn_said_at_the_same_time_is_never_linked():
     index = TurnIndex.build([_t("a", "I've tried three different ones recently.", "2023-08-11")])
     later = derive(index, [_t("b", "I've tried four different ones so far.", "2023-08-11")])
