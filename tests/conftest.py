@@ -7,6 +7,7 @@ Profiles: ``ci`` (default; derandomized, no example database, no deadline) and `
 
 from __future__ import annotations
 
+import inspect
 import os
 import sys
 from pathlib import Path
@@ -55,24 +56,58 @@ _INTEGRATION_WORDS = ("subprocess", "Popen", "SIGKILL", "os.kill", "multiprocess
 
 
 def _source(fn) -> str:
-    import inspect
-
     try:
         return inspect.getsource(fn)
     except (OSError, TypeError):
         return ""
 
 
+_TESTS = str(Path(__file__).resolve().parent)
+
+
+def _names(code) -> set[str]:
+    """The global names a code object (and every function defined in it) refers to."""
+    out = set(code.co_names)
+    for c in code.co_consts:
+        if inspect.iscode(c):
+            out |= _names(c)
+    return out
+
+
+def _test_helpers(fn) -> list:
+    """The functions and classes of tests/ (its modules, tests/support/) that ``fn`` names."""
+    code, env = getattr(fn, "__code__", None), getattr(fn, "__globals__", None)
+    if code is None or env is None:
+        return []
+    out = []
+    for name in _names(code):
+        obj = env.get(name)
+        if inspect.ismodule(obj) or not (inspect.isfunction(obj) or inspect.isclass(obj)):
+            continue
+        where = getattr(inspect.getmodule(obj), "__file__", None) or ""
+        if where.startswith(_TESTS):
+            out += [obj] if inspect.isfunction(obj) else [m for m in vars(obj).values() if inspect.isfunction(m)]
+    return out
+
+
+_SPAWNS: dict[object, bool] = {}
+
+
+def spawns(fn, depth: int = 0) -> bool:
+    """Whether ``fn`` starts or kills a process: its own source says so, or a helper of the tests
+    it names does (``_kill_trial``, ``support.cli_driver``'s, a server fixture's: followed three
+    calls deep)."""
+    if fn not in _SPAWNS:
+        _SPAWNS[fn] = False  # a helper that calls itself (or a cycle) adds nothing
+        _SPAWNS[fn] = any(w in _source(fn) for w in _INTEGRATION_WORDS) or (
+            depth < 3 and any(spawns(h, depth + 1) for h in _test_helpers(fn))
+        )
+    return _SPAWNS[fn]
+
+
 def pytest_collection_modifyitems(config, items):
     """Mark every test that starts or kills a process, server or cluster ``integration`` (and
     ``slow``): ``make test`` runs everything, ``make test-fast`` runs ``-m "not integration and not slow"``."""
-    seen: dict[object, bool] = {}
-
-    def spawns(fn) -> bool:
-        if fn not in seen:
-            seen[fn] = any(w in _source(fn) for w in _INTEGRATION_WORDS)
-        return seen[fn]
-
     for item in items:
         fns = [getattr(item, "function", None)]
         info = getattr(item, "_fixtureinfo", None)

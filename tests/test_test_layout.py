@@ -108,3 +108,30 @@ def test_the_reader_catches_every_form():
         "tests/x.py:10: imports pkg.test_g",
         "tests/x.py:11: imports pkh.h_test",
     ]
+
+
+def _starts_a_child():
+    import subprocess
+
+    return subprocess.run
+
+
+def _through_a_helper():
+    return _starts_a_child()
+
+
+def test_a_test_that_starts_a_process_through_a_helper_is_integration():
+    """tests/conftest.py marks a test ``integration`` when it, or a helper of the tests it calls
+    (followed three calls deep), starts or kills a process (``make test-fast`` leaves it out)."""
+    import conftest
+
+    def direct():
+        return _starts_a_child()
+
+    def indirect():
+        return _through_a_helper()
+
+    def plain():
+        return len("no process")
+
+    assert conftest.spawns(direct) and conftest.spawns(indirect) and not conftest.spawns(plain)

@@ -1,8 +1,11 @@
 """`fr bank bench` machinery on a tiny bank: shape of the result only (no timing assertions)."""
 
+import pytest
+
 from experiments.bank_bench import measure_size
 
 
+@pytest.mark.slow  # over 8 s here: `make test-fast` leaves it out
 def test_measure_size_shape():
     row = measure_size(200, repeats=3, dim=64)
     assert row["n"] == 200
@@ -13,6 +16,7 @@ def test_measure_size_shape():
     assert row["indexed_rows"] == 200  # the fresh process read the bank from its index
 
 
+@pytest.mark.slow  # over 8 s here: `make test-fast` leaves it out
 def test_cli_wall_time_is_measured():
     from experiments.bank_bench import cli_query_wall_s
 

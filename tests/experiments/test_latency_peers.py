@@ -12,6 +12,7 @@ lower index). No timing is asserted.
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from helpers import assert_allclose, to_numpy
 from hypothesis import given, settings, strategies as st
 from strategies import candidates, params, queries
@@ -47,6 +48,7 @@ def _check_top_k(values, idx, kernel_total: np.ndarray, k: int) -> None:
         assert kernel_total[left_out].max() <= values[-1] + 5e-5 + 2e-5 * abs(values[-1])
 
 
+@pytest.mark.slow  # over 8 s here: `make test-fast` leaves it out
 @settings(max_examples=30)
 @given(p=st.one_of(st.just(fr.default_params()), params()), q=queries(), c=candidates(1, 40))
 def test_numpy_peer_scores_equal_the_kernels(p, q, c):
@@ -56,6 +58,7 @@ def test_numpy_peer_scores_equal_the_kernels(p, q, c):
     assert_allclose(got, _kernel_total(p, q, c), name="numpy peer total")
 
 
+@pytest.mark.slow  # over 8 s here: `make test-fast` leaves it out
 @settings(max_examples=30)
 @given(p=st.one_of(st.just(fr.default_params()), params()), q=queries(), c=candidates(1, 40), k=st.integers(1, 20))
 def test_numba_peer_top_k_is_a_top_k_of_the_kernels_scores(p, q, c, k):

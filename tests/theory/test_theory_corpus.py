@@ -465,6 +465,7 @@ def test_run_claims_isolates_failures():
     assert [r["check"] for r in recs if r["id"] == "a12_decomposition"] == ["pass"]  # the others still ran
 
 
+@pytest.mark.slow  # over 8 s here: `make test-fast` leaves it out
 def test_fr_theory_cli(tmp_path):
     from frcore.cli import main
     from theory.run import load_claim_modules

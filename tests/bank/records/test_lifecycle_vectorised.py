@@ -64,6 +64,7 @@ def histories(draw, max_n: int = 30):
     return edges, trs, at
 
 
+@pytest.mark.slow  # over 8 s here: `make test-fast` leaves it out
 @settings(max_examples=300)
 @given(histories())
 def test_vectorised_equals_the_loop(h):

@@ -133,6 +133,7 @@ def _damage(folder: Path, which: int, kind: str, seed: int) -> Path:
     return path
 
 
+@pytest.mark.slow  # over 8 s here: `make test-fast` leaves it out
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.integers(0, 10_000), st.sampled_from(["flip", "truncate", "edit", "ones", "delete"]), st.integers(0, 2**16))
 def test_any_damaged_index_file_answers_as_sqlite_alone(template, tmp_path_factory, which, kind, seed):

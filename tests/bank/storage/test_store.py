@@ -191,6 +191,7 @@ def test_benign_text_is_not_instruction(text):
     assert instruction_rule(text) is None
 
 
+@pytest.mark.slow  # over 8 s here: `make test-fast` leaves it out
 @pytest.mark.skipif(not PERSONAS, reason=f"LifeMemBench development split not found at {DATA}")
 def test_no_real_fact_or_turn_looks_like_instruction():
     flagged = []
