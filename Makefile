@@ -38,6 +38,6 @@ test: lint
 	$(PY) -m pytest --durations=15
 
 # The fast lane: no test that starts or kills a process, server or cluster, none marked slow
-# (tests/conftest.py marks them); no lint. About 9 min on this 2-core machine.
+# (tests/conftest.py marks them); no lint. About 7 min on this 2-core machine.
 test-fast: setup
 	$(PY) -m pytest -m "not integration and not slow" --durations=15
