@@ -32,8 +32,8 @@ lint: setup
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 
-# Everything (CI): lint, then every test. On this 2-core machine: about 17 min from a fresh clone
-# (setup included), 15 min of it the tests.
+# Everything (CI): lint, then every test. On this 2-core machine: 15-17 min from a fresh clone
+# (setup included), 13-15 min of it the tests.
 test: lint
 	$(PY) -m pytest --durations=15
 
